@@ -1,0 +1,65 @@
+/* The daemon's configuration: tunables, scope, exemptions, paths. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/muqssd/muqssd.conf"
+#define CONFIG_DEFAULT_SOCKET "/run/muqssd/control"
+#define CONFIG_DEFAULT_STATE_DIR "/run/muqssd"
+
+/* How ISO's iso_cpu cap is read (MUQSS.md §4). */
+enum iso_reading {
+	ISO_READING_MACHINE = 0, /* BFS: share of all CPUs, window 5 s x nr_cpus */
+	ISO_READING_PER_CPU = 1, /* MuQSS: share of each CPU */
+};
+
+struct config_tunables {
+	unsigned rr_interval_ms; /* 1..1000, default 6 */
+	unsigned interactive;	 /* 0..1, default 1 */
+	unsigned iso_cpu;	 /* 0..100, default 70 */
+	unsigned yield_type;	 /* 0..2, default 1 */
+	enum iso_reading iso_reading;
+};
+
+enum scope_kind {
+	SCOPE_ALL = 0, /* every user-space task */
+	SCOPE_PID,     /* a process and its descendants */
+	SCOPE_CGROUP,  /* a cgroup subtree */
+};
+
+struct config_exempt {
+	char **comms;	/* NULL-terminated; exact comm names */
+	char **exes;	/* NULL-terminated; exe path globs */
+	char **cgroups; /* NULL-terminated; cgroup path prefixes */
+};
+
+struct config {
+	struct config_tunables tunables;
+
+	enum scope_kind scope;
+	pid_t scope_pid;
+	char *scope_cgroup;
+
+	struct config_exempt exempt;
+
+	unsigned reconcile_interval_ms; /* default 10000 */
+	unsigned poll_interval_ms;	/* /proc polling fallback, default 250 */
+	bool force_poll;		/* use polling even with a connector */
+	unsigned idleprio_stop_max_ms;	/* default 1000 */
+
+	char *socket_path;
+	unsigned socket_mode; /* default 0666 */
+	char *socket_group;   /* NULL: root's group */
+	char *admin_group;    /* NULL: root only */
+
+	char *state_dir; /* crash-restore state, default /run/muqssd */
+	char *rules_dir; /* default /etc/muqssd/muqssd.rules.d */
+
+	int log_level; /* enum log_level */
+};
+
+/* Fills in the built-in defaults. */
+void config_init_defaults(struct config *c);
+void config_free(struct config *c);

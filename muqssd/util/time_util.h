@@ -1,0 +1,18 @@
+/* Clock readings in the units the rest of the code uses. */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t now_nsec(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t now_usec(clockid_t clock)
+{
+	return now_nsec(clock) / 1000ULL;
+}
