@@ -5,9 +5,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CONFIG_DEFAULT_PATH "/etc/muqssd/muqssd.conf"
+#include "config_paths.h"
+
+#define CONFIG_DEFAULT_PATH MUQSS_SYSCONFDIR "/muqssd.conf"
 #define CONFIG_DEFAULT_SOCKET "/run/muqssd/control"
 #define CONFIG_DEFAULT_STATE_DIR "/run/muqssd"
+#define CONFIG_DEFAULT_RULES_DIR MUQSS_SYSCONFDIR "/muqssd.rules.d"
 
 /* How ISO's iso_cpu cap is read (MUQSS.md §4). */
 enum iso_reading {
@@ -63,3 +66,5 @@ struct config {
 /* Fills in the built-in defaults. */
 void config_init_defaults(struct config *c);
 void config_free(struct config *c);
+/* Deep copy into *dst (not freed first); -ENOMEM leaves *dst untouched. */
+int config_copy(struct config *dst, const struct config *src);
