@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# meson install into a DESTDIR puts everything where systemd looks: the
+# service can be enabled there, the units pass systemd-analyze verify, and
+# tmpfiles.d and sysusers.d take our entries. Nothing outside DESTDIR.
+set -euo pipefail
+build=$MUQSS_BUILD_ROOT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+opt() { # the value of a meson option of this build
+	meson introspect --buildoptions "$build" |
+		python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]==sys.argv[1]))' "$1"
+}
+prefix=$(opt prefix)
+sysconfdir=$(opt sysconfdir)
+sbindir=$(opt sbindir)
+mandir=$(opt mandir)
+case $sysconfdir in /*) ;; *) sysconfdir=$prefix/$sysconfdir ;; esac
+case $sbindir in /*) ;; *) sbindir=$prefix/$sbindir ;; esac
+case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
+
+timeout 120 meson install -C "$build" --destdir "$tmp" --no-rebuild --quiet >/dev/null
+
+root_has() { [ -e "$tmp$1" ] || fail "not installed: $1"; }
+root_has "$sbindir/muqssd"
+root_has "$sysconfdir/muqssd/muqssd.conf"
+root_has "$sysconfdir/muqssd/muqssd.conf.d"
+unit=$(cd "$tmp" && find . -path '*/systemd/system/muqssd.service' | sed 's/^\.//')
+[ -n "$unit" ] || fail "muqssd.service not installed"
+unitdir=$(dirname "$unit")
+root_has "$unitdir/muqssd.socket"
+grep -qx "ExecStart=$sbindir/muqssd" "$tmp$unit" || fail "ExecStart does not point at $sbindir/muqssd"
+grep -qx "ExecStopPost=$sbindir/muqssd --restore" "$tmp$unit" || fail "ExecStopPost"
+
+# The installed config is valid as shipped.
+"$tmp$sbindir/muqssd" --check-config "$tmp$sysconfdir/muqssd/muqssd.conf" >/dev/null
+
+# enable: the wants links, pointing at the unit path without DESTDIR.
+timeout 30 systemctl --root="$tmp" enable muqssd.service >/dev/null 2>&1 ||
+	fail "systemctl --root enable"
+link=$tmp/etc/systemd/system/multi-user.target.wants/muqssd.service
+[ -L "$link" ] || fail "no multi-user.target.wants link"
+[ "$(readlink "$link")" = "$unit" ] || fail "wants link points at $(readlink "$link"), not $unit"
+sock=$tmp/etc/systemd/system/sockets.target.wants/muqssd.socket
+[ "$(readlink "$sock")" = "$unitdir/muqssd.socket" ] || fail "Also=muqssd.socket was not enabled"
+
+# verify resolves dependencies and commands inside --root, so give the root
+# what any systemd OS has: the distribution's units and /bin/kill.
+mkdir -p "$tmp/usr/lib/systemd" "$tmp/bin"
+cp -a /lib/systemd/system "$tmp/usr/lib/systemd/"
+cp /bin/kill "$tmp/bin/kill"
+# verify exits 0 on "unknown key, ignoring", so any output is a failure.
+out=$(timeout 60 systemd-analyze verify --man=no --root="$tmp" muqssd.service muqssd.socket 2>&1) ||
+	fail "systemd-analyze verify: $out"
+[ -z "$out" ] || fail "systemd-analyze verify warned: $out"
+
+# tmpfiles.d and sysusers.d entries are found and valid.
+timeout 30 systemd-tmpfiles --root="$tmp" --create muqssd.conf
+[ "$(stat -c '%a %U %G' "$tmp/run/muqssd")" = "755 root root" ] || fail "tmpfiles: /run/muqssd"
+timeout 30 systemd-sysusers --root="$tmp" muqssd.conf 2>/dev/null
+grep -q '^muqss-admin:' "$tmp/etc/group" || fail "sysusers: no muqss-admin group"
+echo ok
