@@ -1,0 +1,53 @@
+/* Shared by the enforcer and its levers; not for the daemon. */
+#pragma once
+
+#include "enforce.h"
+#include "state_record.h"
+#include "task_stat.h"
+
+#define ENFORCE_BUCKETS 1024
+
+struct enforce_task {
+	struct enforce_task *next;
+	struct state_record rec; /* identity and originals, as on disk */
+
+	/* What we want now, beyond the originals. */
+	int boost_prio; /* 0: not boosted */
+	bool idle;
+	int nice;
+	uint64_t slice_ns;
+	bool pinned;
+	cpu_set_t pinned_to;
+};
+
+struct enforcer {
+	int dir_fd; /* state_dir/tasks, locked */
+	pid_t self;
+	bool slice_supported;
+	uint64_t default_slice_ns;
+	bool rt_group_explained;
+	enum enforce_refusal last_refusal;
+	size_t count;
+	struct enforce_task *buckets[ENFORCE_BUCKETS];
+};
+
+/* Finds the task (recording it when create and it passes every guard),
+ * checks its start time and reads its current stat. With !create an
+ * unknown task gives 0 and *ret = NULL. */
+int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool create,
+		  struct enforce_task **ret, struct task_stat *st);
+/* Adds bits to the record's changed set, writing it before the caller
+ * changes anything. force writes even when no bit is new. */
+int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force);
+int enforcer_refuse(struct enforcer *e, pid_t tid, enum enforce_refusal why);
+
+/* Start time of tid checked again right before a syscall on it. */
+int task_verify(pid_t tgid, pid_t tid, uint64_t start_time);
+/* Puts one recorded task back; -ESRCH when it is gone or another task. */
+int task_restore(const struct state_record *rec, bool slice_supported, uint64_t default_slice_ns);
+/* What a slice request of ns looks like to sched_setattr(). */
+uint64_t slice_request(uint64_t ns, uint64_t default_ns);
+/* Restores and removes every record in an opened, locked tasks dir. */
+int state_restore_all(int dir_fd);
+/* After EPERM on a FIFO boost as root: is RT group scheduling the cause? */
+bool rt_group_no_budget(pid_t tgid, pid_t tid, char *path, size_t size);

@@ -1,0 +1,77 @@
+/* Affinity lever: pin to the CPU of the chosen run queue, never widen. */
+#include "enforce-internal.h"
+
+#include <errno.h>
+#include <sched.h>
+
+#include "log.h"
+
+/* The owner may have changed the affinity under us (taskset, a runtime).
+ * Their new mask is then the one to respect and to restore. */
+static int adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
+{
+	cpu_set_t cur;
+
+	if (!t->pinned)
+		return 0;
+	if (sched_getaffinity(t->rec.tid, sizeof(cur), &cur) < 0)
+		return -errno;
+	if (CPU_EQUAL(&cur, &t->pinned_to))
+		return 0;
+	log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
+	t->rec.affinity = cur;
+	t->pinned = false;
+	return enforcer_mark(e, t, 0, true);
+}
+
+int enforce_pin(struct enforcer *e, const struct enforce_target *target, const cpu_set_t *cpus)
+{
+	struct enforce_task *t;
+	struct task_stat st;
+	cpu_set_t want;
+	int r;
+
+	r = enforcer_task(e, target, true, &t, &st);
+	if (r < 0)
+		return r;
+	r = adopt_owner_mask(e, t);
+	if (r < 0)
+		return r;
+	CPU_AND(&want, cpus, &t->rec.affinity);
+	if (CPU_COUNT(&want) == 0)
+		return -EINVAL;
+	if (t->pinned && CPU_EQUAL(&want, &t->pinned_to))
+		return 0;
+	r = enforcer_mark(e, t, STATE_CHANGED_AFFINITY, false);
+	if (r < 0)
+		return r;
+	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+	if (r < 0)
+		return r;
+	if (sched_setaffinity(t->rec.tid, sizeof(want), &want) < 0)
+		return -errno;
+	t->pinned = true;
+	t->pinned_to = want;
+	return 0;
+}
+
+int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
+{
+	struct enforce_task *t;
+	struct task_stat st;
+	int r;
+
+	r = enforcer_task(e, target, false, &t, &st);
+	if (r < 0 || !t || !t->pinned)
+		return r;
+	r = adopt_owner_mask(e, t);
+	if (r < 0 || !t->pinned)
+		return r;
+	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+	if (r < 0)
+		return r;
+	if (sched_setaffinity(t->rec.tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0)
+		return -errno;
+	t->pinned = false;
+	return 0;
+}

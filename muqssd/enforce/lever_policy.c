@@ -1,0 +1,167 @@
+/* Policy levers: FIFO boost, SCHED_IDLE, nice, EEVDF slice. */
+#include "enforce-internal.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sched_attr.h"
+
+uint64_t slice_request(uint64_t ns, uint64_t default_ns)
+{
+	/* 0 asks for the kernel default, so an untouched slice stays untouched
+	 * (and keeps following the base_slice sysctl). */
+	return ns == default_ns ? 0 : ns;
+}
+
+/* The policy the task has when not boosted: original or SCHED_IDLE, with
+ * the nice and slice we last set. */
+static int apply_base(struct enforcer *e, struct enforce_task *t)
+{
+	struct sched_attr_v1 a = {
+		.sched_policy = t->idle ? SCHED_IDLE : (uint32_t)t->rec.policy,
+		.sched_nice = t->nice,
+		.sched_flags = t->rec.reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0,
+	};
+	int r;
+
+	if (e->slice_supported)
+		a.sched_runtime = slice_request(t->slice_ns, e->default_slice_ns);
+	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+	if (r < 0)
+		return r;
+	return sched_attr_set(t->rec.tid, &a);
+}
+
+/* A policy someone else set while we were not boosting: theirs to keep. */
+static int check_foreign_rt(struct enforcer *e, const struct enforce_task *t,
+			    const struct task_stat *st)
+{
+	if (!t->boost_prio && sched_policy_is_rt((int)st->policy))
+		return enforcer_refuse(e, t->rec.tid, ENFORCE_REFUSAL_FOREIGN_RT);
+	return 0;
+}
+
+static int policy_task(struct enforcer *e, const struct enforce_target *target,
+		       struct enforce_task **ret)
+{
+	struct task_stat st;
+	int r;
+
+	r = enforcer_task(e, target, true, ret, &st);
+	if (r < 0)
+		return r;
+	r = check_foreign_rt(e, *ret, &st);
+	if (r < 0)
+		return r;
+	return enforcer_mark(e, *ret, STATE_CHANGED_POLICY, false);
+}
+
+static int explain_eperm(struct enforcer *e, const struct enforce_task *t)
+{
+	char path[512];
+
+	if (geteuid() != 0 || !rt_group_no_budget(t->rec.tgid, t->rec.tid, path, sizeof(path)))
+		return -EPERM;
+	if (!e->rt_group_explained) {
+		e->rt_group_explained = true;
+		log_warning("cannot boost task %d: RT group scheduling is on and %s is 0, so "
+			    "tasks in that cgroup may not run SCHED_FIFO. Give the cgroup an RT "
+			    "budget (write e.g. 50000 there, after its parents), or manage tasks "
+			    "in a cgroup that has one. Boosting is skipped for such tasks.",
+			    (int)t->rec.tid, path);
+	}
+	return enforcer_refuse(e, t->rec.tid, ENFORCE_REFUSAL_RT_GROUP);
+}
+
+int enforce_boost(struct enforcer *e, const struct enforce_target *target, int fifo_prio)
+{
+	struct sched_attr_v1 a = {
+		.sched_policy = SCHED_FIFO,
+		.sched_priority = (uint32_t)fifo_prio,
+		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
+	};
+	struct enforce_task *t;
+	int r;
+
+	if (fifo_prio < ENFORCE_BOOST_PRIO_MIN || fifo_prio > ENFORCE_BOOST_PRIO_MAX)
+		return -EINVAL;
+	r = policy_task(e, target, &t);
+	if (r < 0)
+		return r;
+	if (t->boost_prio == fifo_prio)
+		return 0;
+	if (!t->rec.boosted) {
+		t->rec.boosted = true;
+		r = enforcer_mark(e, t, 0, true);
+		if (r < 0)
+			return r;
+	}
+	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+	if (r < 0)
+		return r;
+	r = sched_attr_set(t->rec.tid, &a);
+	if (r == -EPERM)
+		return explain_eperm(e, t);
+	if (r < 0)
+		return r;
+	t->boost_prio = fifo_prio;
+	return 0;
+}
+
+int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
+{
+	struct enforce_task *t;
+	struct task_stat st;
+	int r;
+
+	r = enforcer_task(e, target, false, &t, &st);
+	if (r < 0 || !t || !t->boost_prio)
+		return r;
+	r = apply_base(e, t);
+	if (r < 0)
+		return r;
+	t->boost_prio = 0;
+	return 0;
+}
+
+int enforce_set_idle(struct enforcer *e, const struct enforce_target *target, bool idle)
+{
+	struct enforce_task *t;
+	int r;
+
+	r = policy_task(e, target, &t);
+	if (r < 0)
+		return r;
+	t->idle = idle;
+	return t->boost_prio ? 0 : apply_base(e, t);
+}
+
+int enforce_set_nice(struct enforcer *e, const struct enforce_target *target, int nice)
+{
+	struct enforce_task *t;
+	int r;
+
+	if (nice < -20 || nice > 19)
+		return -EINVAL;
+	r = policy_task(e, target, &t);
+	if (r < 0)
+		return r;
+	t->nice = nice;
+	return t->boost_prio ? 0 : apply_base(e, t);
+}
+
+int enforce_set_slice(struct enforcer *e, const struct enforce_target *target, uint64_t ns)
+{
+	struct enforce_task *t;
+	int r;
+
+	if (!e->slice_supported)
+		return -EOPNOTSUPP;
+	r = policy_task(e, target, &t);
+	if (r < 0)
+		return r;
+	t->slice_ns = ns ? ns : t->rec.slice_ns;
+	return t->boost_prio ? 0 : apply_base(e, t);
+}

@@ -1,0 +1,43 @@
+/* One task's crash-restore record: who it is, what it had, what we changed.
+ * Pure text encode/decode, so it can be tested without tasks. */
+#pragma once
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Which levers were ever pulled: restore puts those back (idempotent). */
+enum {
+	STATE_CHANGED_POLICY = 1u << 0, /* policy, priority, nice, slice */
+	STATE_CHANGED_AFFINITY = 1u << 1,
+};
+
+struct state_record {
+	pid_t tid;
+	pid_t tgid;
+	uint64_t start_time;
+
+	int policy;
+	int priority;
+	int nice;
+	bool reset_on_fork;
+	uint64_t slice_ns;
+	cpu_set_t affinity;
+
+	unsigned changed; /* STATE_CHANGED_* */
+	bool stopped;	  /* SIGSTOPped by us and not yet SIGCONTed */
+	bool boosted;	  /* boosted at least once (sticky: a boost costs no write) */
+};
+
+#define STATE_RECORD_MAX 8192
+
+/* Writes at most size bytes; returns the length or -ENOBUFS. */
+int state_record_encode(const struct state_record *r, char *buf, size_t size);
+/* -EBADMSG on anything malformed or missing. */
+int state_record_decode(const char *buf, struct state_record *ret);
+
+/* "0-3,6" <-> cpu_set_t; an empty mask is -EINVAL. */
+int cpulist_format(const cpu_set_t *set, char *buf, size_t size);
+int cpulist_parse(const char *s, cpu_set_t *ret);

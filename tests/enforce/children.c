@@ -1,0 +1,108 @@
+#include "children.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "sched_attr.h"
+
+#define MAX_CHILDREN 64
+
+static pid_t children[MAX_CHILDREN];
+
+pid_t child_spawn(bool spin, unsigned secs)
+{
+	pid_t pid;
+	size_t i;
+
+	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
+		;
+	check(i < MAX_CHILDREN);
+	pid = fork();
+	check(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(secs);
+		if (spin)
+			for (;;)
+				;
+		for (;;)
+			pause();
+	}
+	children[i] = pid;
+	return pid;
+}
+
+void child_kill(pid_t pid)
+{
+	for (size_t i = 0; i < MAX_CHILDREN; i++)
+		if (children[i] == pid) {
+			kill(pid, SIGCONT);
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, NULL, 0);
+			children[i] = 0;
+		}
+}
+
+void children_kill_all(void)
+{
+	for (size_t i = 0; i < MAX_CHILDREN; i++)
+		if (children[i])
+			child_kill(children[i]);
+}
+
+struct enforce_target child_target(pid_t pid)
+{
+	struct enforce_target t;
+
+	check(enforce_target_from_tid(pid, &t) == 0);
+	check(t.tgid == pid);
+	return t;
+}
+
+static char state_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return '?';
+	return p[2];
+}
+
+char child_wait_state(pid_t pid, char want, bool equal)
+{
+	char s = '?';
+
+	for (int i = 0; i < 1000; i++) {
+		s = state_of(pid);
+		if ((s == want) == equal)
+			break;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	return s;
+}
+
+void test_go_realtime(int prio)
+{
+	struct sched_attr_v1 a = {
+		.sched_policy = SCHED_FIFO,
+		.sched_priority = (uint32_t)prio,
+		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
+	};
+
+	check(sched_attr_set(0, &a) == 0);
+}

@@ -1,0 +1,20 @@
+/* Children for the enforcer tests: started here, killed here, bounded. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "enforce.h"
+
+/* A child that spins (spin) or sleeps, dying on its own after secs and
+ * with its parent. */
+pid_t child_spawn(bool spin, unsigned secs);
+/* SIGCONT + SIGKILL + reap, for one child or all that are left. */
+void child_kill(pid_t pid);
+void children_kill_all(void);
+struct enforce_target child_target(pid_t pid);
+/* Current state letter from /proc/<pid>/stat, waiting up to 1 s for want. */
+char child_wait_state(pid_t pid, char want, bool equal);
+/* Runs the caller SCHED_FIFO at prio with SCHED_RESET_ON_FORK, so no
+ * boosted child can starve the test and children start normal. */
+void test_go_realtime(int prio);

@@ -1,0 +1,258 @@
+/* Each lever on a real child, and that undoing it gives back the original. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "children.h"
+#include "enforce.h"
+#include "sched_attr.h"
+
+static char dir[] = "/tmp/muqss-test-levers-XXXXXX";
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	children_kill_all();
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+}
+
+static struct sched_attr_v1 attr_of(pid_t tid)
+{
+	struct sched_attr_v1 a;
+
+	check(sched_attr_get(tid, &a) == 0);
+	return a;
+}
+
+static bool has_record(pid_t tid)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/tasks/%d", dir, (int)tid);
+	return access(p, F_OK) == 0;
+}
+
+static void test_boost(struct enforcer *e)
+{
+	pid_t pid = child_spawn(true, 5);
+	struct enforce_target t = child_target(pid);
+	struct sched_attr_v1 a;
+
+	check(enforce_boost(e, &t, 0) == -EINVAL);
+	check(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MAX + 1) == -EINVAL);
+	check(!has_record(pid));
+	check(enforce_boost(e, &t, 1) == 0);
+	check(has_record(pid));
+	a = attr_of(pid);
+	check(a.sched_policy == SCHED_FIFO && a.sched_priority == 1);
+	check(a.sched_flags & SCHED_FLAG_RESET_ON_FORK);
+	check(enforce_unboost(e, &t) == 0);
+	a = attr_of(pid);
+	check(a.sched_policy == SCHED_OTHER && a.sched_nice == 0);
+	check(!(a.sched_flags & SCHED_FLAG_RESET_ON_FORK));
+
+	/* A nice set while boosted comes into force at the demotion. */
+	check(enforce_boost(e, &t, 2) == 0);
+	check(enforce_set_nice(e, &t, 5) == 0);
+	check(attr_of(pid).sched_policy == SCHED_FIFO);
+	check(enforce_unboost(e, &t) == 0);
+	a = attr_of(pid);
+	check(a.sched_policy == SCHED_OTHER && a.sched_nice == 5);
+	check(enforce_set_nice(e, &t, 20) == -EINVAL);
+	check(enforce_release(e, &t) == 0);
+	check(!has_record(pid));
+	check(attr_of(pid).sched_nice == 0);
+	child_kill(pid);
+}
+
+static void test_batch_original(struct enforcer *e)
+{
+	pid_t pid = child_spawn(false, 10);
+	struct sched_attr_v1 a = { .sched_policy = SCHED_BATCH, .sched_nice = 3 };
+	struct enforce_target t;
+
+	check(sched_attr_set(pid, &a) == 0);
+	t = child_target(pid);
+	check(enforce_boost(e, &t, 3) == 0);
+	check(enforce_unboost(e, &t) == 0);
+	a = attr_of(pid);
+	check(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
+	check(enforce_set_idle(e, &t, true) == 0);
+	check(attr_of(pid).sched_policy == SCHED_IDLE);
+	check(enforce_boost(e, &t, 1) == 0);
+	check(enforce_unboost(e, &t) == 0);
+	check(attr_of(pid).sched_policy == SCHED_IDLE); /* back to the base policy */
+	check(enforce_set_idle(e, &t, false) == 0);
+	check(attr_of(pid).sched_policy == SCHED_BATCH);
+	check(enforce_set_idle(e, &t, true) == 0);
+	check(enforce_release(e, &t) == 0);
+	a = attr_of(pid);
+	check(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
+	child_kill(pid);
+}
+
+static void test_slice(struct enforcer *e)
+{
+	pid_t pid = child_spawn(false, 10);
+	struct enforce_target t = child_target(pid);
+	uint64_t orig = attr_of(pid).sched_runtime;
+
+	if (!enforce_slice_supported(e)) {
+		printf("slice: not supported by this kernel\n");
+		check(enforce_set_slice(e, &t, 10000000) == -EOPNOTSUPP);
+		child_kill(pid);
+		return;
+	}
+	printf("slice: supported, default %llu ns\n", (unsigned long long)orig);
+	check(orig > 0);
+	check(enforce_set_slice(e, &t, 10000000) == 0);
+	check(attr_of(pid).sched_runtime == 10000000);
+	check(enforce_set_slice(e, &t, 0) == 0);
+	check(attr_of(pid).sched_runtime == orig);
+	check(enforce_set_slice(e, &t, 5000000) == 0);
+	check(enforce_boost(e, &t, 1) == 0);
+	check(enforce_unboost(e, &t) == 0);
+	check(attr_of(pid).sched_runtime == 5000000);
+	check(enforce_release(e, &t) == 0);
+	check(attr_of(pid).sched_runtime == orig);
+	child_kill(pid);
+}
+
+static cpu_set_t mask_of(pid_t pid)
+{
+	cpu_set_t s;
+
+	check(sched_getaffinity(pid, sizeof(s), &s) == 0);
+	return s;
+}
+
+static cpu_set_t cpus(int a, int b)
+{
+	cpu_set_t s;
+
+	CPU_ZERO(&s);
+	if (a >= 0)
+		CPU_SET(a, &s);
+	if (b >= 0)
+		CPU_SET(b, &s);
+	return s;
+}
+
+static void test_pin(struct enforcer *e)
+{
+	pid_t pid = child_spawn(false, 10);
+	struct enforce_target t = child_target(pid);
+	cpu_set_t all = mask_of(pid), one = cpus(1, -1), zero = cpus(0, -1), both = cpus(0, 1);
+	cpu_set_t got;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("pin: needs 2 CPUs, only the trivial case runs\n");
+		check(enforce_pin(e, &t, &zero) == 0);
+		check(enforce_release(e, &t) == 0);
+		child_kill(pid);
+		return;
+	}
+	/* The owner narrowed it to CPU 1 first (what taskset does). */
+	check(sched_setaffinity(pid, sizeof(one), &one) == 0);
+	check(enforce_pin(e, &t, &both) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &one)); /* never widened */
+	check(enforce_pin(e, &t, &zero) == -EINVAL);
+	check(enforce_unpin(e, &t) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &one));
+	check(enforce_release(e, &t) == 0);
+
+	check(sched_setaffinity(pid, sizeof(all), &all) == 0);
+	check(enforce_pin(e, &t, &zero) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &zero));
+	/* The owner moves it while pinned: theirs is the mask to respect. */
+	check(sched_setaffinity(pid, sizeof(one), &one) == 0);
+	check(enforce_pin(e, &t, &both) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &one));
+	check(enforce_release(e, &t) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &one));
+
+	check(sched_setaffinity(pid, sizeof(all), &all) == 0);
+	check(enforce_pin(e, &t, &zero) == 0);
+	check(enforce_release(e, &t) == 0);
+	got = mask_of(pid);
+	check(CPU_EQUAL(&got, &all));
+	child_kill(pid);
+}
+
+static void test_stop(struct enforcer *e)
+{
+	pid_t pid = child_spawn(true, 5);
+	struct enforce_target t = child_target(pid);
+
+	check(enforce_cont(e, &t) == 0); /* not stopped by us: nothing to do */
+	check(enforce_stop(e, &t) == 0);
+	check(child_wait_state(pid, 'T', true) == 'T');
+	check(has_record(pid));
+	check(enforce_cont(e, &t) == 0);
+	check(child_wait_state(pid, 'T', false) != 'T');
+	check(enforce_stop(e, &t) == 0);
+	check(child_wait_state(pid, 'T', true) == 'T');
+	check(enforce_release(e, &t) == 0);
+	check(child_wait_state(pid, 'T', false) != 'T');
+	check(!has_record(pid));
+	child_kill(pid);
+}
+
+static void test_restore_all(struct enforcer *e)
+{
+	pid_t a = child_spawn(true, 5), b = child_spawn(false, 10), c = child_spawn(false, 10);
+	struct enforce_target ta = child_target(a), tb = child_target(b), tc = child_target(c);
+	cpu_set_t all = mask_of(b), zero = cpus(0, -1), got;
+
+	check(enforce_boost(e, &ta, 1) == 0);
+	check(enforce_pin(e, &tb, &zero) == 0);
+	check(enforce_set_nice(e, &tb, 10) == 0);
+	check(enforce_stop(e, &tc) == 0);
+	check(enforcer_count(e) == 3);
+	check(enforcer_restore_all(e) == 0);
+	check(enforcer_count(e) == 0);
+	check(attr_of(a).sched_policy == SCHED_OTHER);
+	check(attr_of(b).sched_nice == 0);
+	got = mask_of(b);
+	check(CPU_EQUAL(&got, &all));
+	check(child_wait_state(c, 'T', false) != 'T');
+	check(!has_record(a) && !has_record(b) && !has_record(c));
+	child_kill(a);
+	child_kill(b);
+	child_kill(c);
+}
+
+int main(void)
+{
+	struct enforcer *e;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "skip: changing other tasks' policies needs root\n");
+		return 77;
+	}
+	check(mkdtemp(dir));
+	atexit(cleanup);
+	test_go_realtime(ENFORCE_DAEMON_PRIO);
+	check(enforcer_new(&e, dir) == 0);
+	test_boost(e);
+	test_batch_original(e);
+	test_slice(e);
+	test_pin(e);
+	test_stop(e);
+	test_restore_all(e);
+	enforcer_free(e);
+	return 0;
+}

@@ -1,0 +1,110 @@
+/* State records and stat lines: encode, decode, refuse garbage. */
+#include "check.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "state_record.h"
+#include "task_stat.h"
+
+static void test_cpulist(void)
+{
+	char buf[64];
+	cpu_set_t s, t;
+
+	CPU_ZERO(&s);
+	check(cpulist_format(&s, buf, sizeof(buf)) == -EINVAL);
+	CPU_SET(0, &s);
+	CPU_SET(1, &s);
+	CPU_SET(2, &s);
+	CPU_SET(5, &s);
+	CPU_SET(1023, &s);
+	check(cpulist_format(&s, buf, sizeof(buf)) > 0);
+	check(!strcmp(buf, "0-2,5,1023"));
+	check(cpulist_parse(buf, &t) == 0);
+	check(CPU_EQUAL(&s, &t));
+	check(cpulist_format(&s, buf, 4) == -ENOBUFS);
+	check(cpulist_parse("", &t) == -EINVAL);
+	check(cpulist_parse("3-1", &t) == -EINVAL);
+	check(cpulist_parse("1,", &t) == -EINVAL);
+	check(cpulist_parse("1024", &t) == -EINVAL);
+	check(cpulist_parse("-1", &t) == -EINVAL);
+	check(cpulist_parse("0 ", &t) == -EINVAL);
+}
+
+static void test_roundtrip(void)
+{
+	struct state_record r = {
+		.tid = 4242, .tgid = 4200, .start_time = 123456789012ULL,
+		.policy = 3, .priority = 0, .nice = -7, .reset_on_fork = true,
+		.slice_ns = 2800000, .changed = STATE_CHANGED_POLICY | STATE_CHANGED_AFFINITY,
+		.stopped = true, .boosted = true,
+	}, d;
+	char buf[STATE_RECORD_MAX];
+
+	CPU_ZERO(&r.affinity);
+	CPU_SET(1, &r.affinity);
+	check(state_record_encode(&r, buf, sizeof(buf)) > 0);
+	check(state_record_decode(buf, &d) == 0);
+	check(d.tid == r.tid && d.tgid == r.tgid && d.start_time == r.start_time);
+	check(d.policy == 3 && d.nice == -7 && d.reset_on_fork && d.slice_ns == 2800000);
+	check(d.changed == r.changed && d.stopped && d.boosted);
+	check(CPU_EQUAL(&d.affinity, &r.affinity));
+	check(state_record_encode(&r, buf, 10) == -ENOBUFS);
+}
+
+static void test_malformed(void)
+{
+	static const char *const bad[] = {
+		"",
+		"garbage",
+		/* missing affinity */
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\nchanged=1\n",
+		"version=2\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=0\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=x\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=42\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=99\n",
+		"version=1\ntid=5\ntgid=5\nstart=-1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+	};
+	const char *good = "version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\n"
+			   "affinity=0\nchanged=1\nfuture_key=7\n";
+	struct state_record r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (state_record_decode(bad[i], &r) != -EBADMSG) {
+			fprintf(stderr, "accepted bad record %zu\n", i);
+			check(0);
+		}
+	}
+	check(state_record_decode(good, &r) == 0);
+	check(r.tid == 5 && !r.stopped && !r.boosted);
+}
+
+static void test_stat_parse(void)
+{
+	/* comm with spaces and a ')' of its own. */
+	const char *line =
+		"77 (a b) c) S 1 77 77 0 -1 2097216 0 0 0 0 0 0 0 0 20 -5 1 0 98765 0 0 "
+		"18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 3 2 0 0 0\n";
+	struct task_stat st;
+
+	check(task_stat_parse(line, &st) == 0);
+	check(st.flags == 2097216 && (st.flags & TASK_PF_KTHREAD));
+	check(st.nice == -5);
+	check(st.start_time == 98765);
+	check(st.rt_priority == 3 && st.policy == 2);
+	check(task_stat_parse("77 (x) S 1 2 3", &st) == -EBADMSG);
+	check(task_stat_parse("no parens", &st) == -EBADMSG);
+	check(task_stat_read(1, 1, &st) == 0 || st.start_time == 0);
+}
+
+int main(void)
+{
+	test_cpulist();
+	test_roundtrip();
+	test_malformed();
+	test_stat_parse();
+	return 0;
+}
