@@ -1,11 +1,89 @@
-/* Placeholder until the control socket lands. */
+/* Wires the control server to the daemon: each request type maps onto a
+ * daemon_* call. */
 #include "daemon.h"
+
+#include <errno.h>
+
+#include "control.h"
+#include "log.h"
+
+static int ctl_status(void *userdata, cJSON *obj)
+{
+	return daemon_status_json(userdata, obj);
+}
+
+static int ctl_dump_tasks(void *userdata, cJSON *array)
+{
+	return daemon_dump_tasks(userdata, array);
+}
+
+static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
+{
+	return daemon_dump_queues(userdata, cpu, array);
+}
+
+static enum muqss_class class_to_daemon(enum control_class class)
+{
+	switch (class) {
+	case CONTROL_CLASS_ISO: return MUQSS_CLASS_ISO;
+	case CONTROL_CLASS_IDLEPRIO: return MUQSS_CLASS_IDLEPRIO;
+	case CONTROL_CLASS_BATCH: return MUQSS_CLASS_BATCH;
+	default: return MUQSS_CLASS_NORMAL;
+	}
+}
+
+static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum control_class class,
+			 bool nice_set, int nice, char *err, size_t errlen)
+{
+	return daemon_set_class(userdata, pid, tid, class_to_daemon(class), nice_set, nice, err,
+				errlen);
+}
+
+static struct config_tunables *ctl_tunables(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	return &d->config.tunables;
+}
+
+static void ctl_tunables_changed(void *userdata)
+{
+	daemon_tunables_changed(userdata);
+}
+
+static int ctl_reload(void *userdata)
+{
+	return daemon_reload(userdata);
+}
+
+static const struct control_ops ops = {
+	.status = ctl_status,
+	.dump_tasks = ctl_dump_tasks,
+	.dump_queues = ctl_dump_queues,
+	.set_class = ctl_set_class,
+	/* No daemon call says which class a task holds yet: the control
+	 * server asks the kernel (SCHED_IDLE) instead. */
+	.is_idleprio = NULL,
+	.tunables = ctl_tunables,
+	.tunables_changed = ctl_tunables_changed,
+	.reload = ctl_reload,
+};
 
 int daemon_control_start(struct daemon *d)
 {
-	return 0;
+	struct control_options opts = {
+		.socket_path = d->config.socket_path,
+		.socket_mode = d->config.socket_mode,
+		.socket_group = d->config.socket_group,
+		.admin_group = d->config.admin_group,
+	};
+
+	if (d->control)
+		return 0;
+	return control_server_new(&d->control, d->event, &opts, &ops, d);
 }
 
 void daemon_control_stop(struct daemon *d)
 {
+	d->control = control_server_free(d->control);
 }

@@ -1,0 +1,104 @@
+#include "proc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void task_path(char *buf, size_t len, pid_t pid, pid_t tid, const char *file)
+{
+	if (tid > 0)
+		snprintf(buf, len, "/proc/%d/task/%d/%s", (int)pid, (int)tid, file);
+	else
+		snprintf(buf, len, "/proc/%d/%s", (int)pid, file);
+}
+
+static FILE *open_proc(const char *path, int *err)
+{
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		*err = errno == ENOENT ? -ESRCH : -errno;
+	return f;
+}
+
+int proc_start_time(pid_t pid, pid_t tid, uint64_t *ret)
+{
+	char path[64], line[1024], *p, *end;
+	unsigned long long start;
+	FILE *f;
+	int r = 0;
+
+	task_path(path, sizeof(path), pid, tid, "stat");
+	f = open_proc(path, &r);
+	if (!f)
+		return r;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -ESRCH;
+	}
+	fclose(f);
+	/* comm may hold spaces and parentheses: fields count from the last ')'. */
+	p = strrchr(line, ')');
+	if (!p)
+		return -EIO;
+	/* After ')' come fields 3, 4, ...; start time is field 22. */
+	for (int field = 3; field <= 22; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EIO;
+	}
+	errno = 0;
+	start = strtoull(p + 1, &end, 10);
+	if (errno || end == p + 1)
+		return -EIO;
+	*ret = start;
+	return 0;
+}
+
+static int status_field(pid_t pid, pid_t tid, const char *key, unsigned long *ret)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+	int r = 0;
+
+	task_path(path, sizeof(path), pid, tid, "status");
+	f = open_proc(path, &r);
+	if (!f)
+		return r;
+	r = -EIO;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			char *end;
+			errno = 0;
+			*ret = strtoul(line + klen + 1, &end, 10);
+			r = errno || end == line + klen + 1 ? -EIO : 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+int proc_tgid(pid_t tid, pid_t *ret)
+{
+	unsigned long v;
+	int r = status_field(tid, 0, "Tgid", &v);
+
+	if (r < 0)
+		return r;
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int proc_real_uid(pid_t pid, pid_t tid, uid_t *ret)
+{
+	unsigned long v;
+	int r = status_field(pid, tid, "Uid", &v);
+
+	if (r < 0)
+		return r;
+	*ret = (uid_t)v;
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* Authorization of requests that act on a task. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "control.h"
+
+struct control_client;
+
+/* May c put pid (every thread, or just tid when tid > 0) in class? 0 when
+ * allowed; -EPERM or -ESRCH with the reason for the caller in err. Root
+ * and the admin group may act on anyone; others on tasks whose real uid
+ * is theirs, never out of IDLEPRIO, never to a nice below the current. */
+int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum control_class class,
+		   bool nice_set, int nice, char *err, size_t errlen);

@@ -1,0 +1,194 @@
+/* One control client: non-blocking reads a frame at a time, bounded
+ * output, and a deadline so a slow or silent client cannot linger. */
+#include "control-internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* Stop reading requests while this much output is unsent: a client that
+ * does not read its replies gets no more work done for it. */
+#define INPUT_PAUSE_AT (64U * 1024)
+
+static void client_touch(struct control_client *c)
+{
+	uint64_t now;
+
+	if (sd_event_now(c->server->event, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	(void)sd_event_source_set_time(c->timer, now + c->server->opts.idle_timeout_usec);
+}
+
+static void client_update_events(struct control_client *c)
+{
+	uint32_t events = 0;
+
+	if (!c->closing && wire_buf_pending(&c->out) < INPUT_PAUSE_AT)
+		events |= EPOLLIN;
+	if (wire_buf_pending(&c->out) > 0)
+		events |= EPOLLOUT;
+	(void)sd_event_source_set_io_events(c->io, events);
+}
+
+static int client_flush(struct control_client *c)
+{
+	size_t before = wire_buf_pending(&c->out);
+	int r;
+
+	if (before == 0)
+		return 1;
+	r = wire_buf_flush(&c->out, c->fd);
+	if (r >= 0 && wire_buf_pending(&c->out) < before)
+		client_touch(c);
+	return r;
+}
+
+static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
+{
+	struct control_client *c = userdata;
+	int r;
+
+	if (!c->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+		while (!c->closing && wire_buf_pending(&c->out) < INPUT_PAUSE_AT) {
+			struct muqss_header hdr;
+			char *body;
+
+			r = wire_reader_read(&c->in, fd);
+			if (r == 0)
+				break;
+			if (r == -EMSGSIZE) {
+				(void)client_reply_error(c, EMSGSIZE,
+							 "frame too large: %u bytes (max %u)",
+							 (unsigned)c->in.hdr.length,
+							 (unsigned)MUQSS_MAX_BODY);
+				c->closing = true;
+				break;
+			}
+			if (r < 0) {
+				/* Hung up, maybe mid-frame: answer what came whole. */
+				if (r != -ECONNRESET)
+					log_debug_errno(r, "control client %d: read failed: %m", (int)c->pid);
+				c->closing = true;
+				break;
+			}
+			wire_reader_take(&c->in, &hdr, &body);
+			client_touch(c);
+			request_handle(c, &hdr, body);
+		}
+	}
+	if (c->dead) {
+		client_free(c);
+		return 0;
+	}
+	r = client_flush(c);
+	if (r < 0) {
+		log_debug_errno(r, "control client %d: write failed: %m", (int)c->pid);
+		client_free(c);
+		return 0;
+	}
+	if (c->closing && wire_buf_pending(&c->out) == 0) {
+		client_free(c);
+		return 0;
+	}
+	client_update_events(c);
+	return 0;
+}
+
+static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct control_client *c = userdata;
+
+	log_debug("control client pid %d idle for too long, dropping it", (int)c->pid);
+	client_free(c);
+	return 0;
+}
+
+int client_new(struct control_server *s, int fd)
+{
+	struct control_client *c;
+	int r;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->server = s;
+	c->fd = fd;
+	c->pidfd = -1;
+	wire_buf_init(&c->out, CONTROL_OUTPUT_MAX);
+	auth_read_peer(c, s->admin_gid);
+	r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
+	if (r < 0)
+		goto fail;
+	r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC,
+				       s->opts.idle_timeout_usec, 0, on_client_timeout, c);
+	if (r < 0)
+		goto fail;
+	c->next = s->clients;
+	if (s->clients)
+		s->clients->prev = c;
+	s->clients = c;
+	s->n_clients++;
+	return 0;
+fail:
+	sd_event_source_disable_unref(c->io);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	free(c);
+	return r;
+}
+
+void client_free(struct control_client *c)
+{
+	struct control_server *s = c->server;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_clients--;
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->timer);
+	wire_reader_reset(&c->in);
+	wire_buf_free(&c->out);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	close(c->fd);
+	free(c);
+}
+
+int client_reply(struct control_client *c, uint16_t type, const cJSON *obj)
+{
+	int r = wire_buf_append_json(&c->out, type, obj);
+
+	if (r == -ENOBUFS) {
+		/* It stopped reading long ago; it goes once we are back in the loop. */
+		log_debug("control client pid %d: output full, dropping it", (int)c->pid);
+		c->dead = true;
+		c->closing = true;
+	}
+	return r;
+}
+
+int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r = wire_buf_append_error(&c->out, error, msg);
+	if (r == -ENOBUFS) {
+		c->dead = true;
+		c->closing = true;
+	}
+	return r;
+}

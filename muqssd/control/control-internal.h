@@ -1,0 +1,62 @@
+/* Shared by the files of the control module only. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "control.h"
+#include "wire.h"
+
+struct control_client {
+	struct control_server *server;
+	struct control_client *prev, *next;
+	int fd;
+	sd_event_source *io;
+	sd_event_source *timer;
+	struct wire_reader in;
+	struct wire_buf out;
+	/* Read once at accept. */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	int pidfd; /* -1 when the kernel has no SO_PEERPIDFD */
+	bool admin;
+	bool hello;
+	bool closing; /* no more requests; close once out is flushed */
+	bool dead;    /* output overflowed: close without flushing */
+};
+
+struct control_server {
+	sd_event *event;
+	struct control_options opts;
+	struct control_ops ops;
+	void *userdata;
+	int listen_fd;
+	bool bound; /* we created the socket file: remove it on exit */
+	char *path;
+	sd_event_source *listen_source;
+	gid_t admin_gid; /* (gid_t)-1: none */
+	struct control_client *clients;
+	unsigned n_clients;
+};
+
+/* client.c */
+int client_new(struct control_server *s, int fd);
+void client_free(struct control_client *c);
+/* Queues a reply frame; a client whose output is full is dropped later. */
+int client_reply(struct control_client *c, uint16_t type, const cJSON *obj);
+int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* auth.c */
+void auth_read_peer(struct control_client *c, gid_t admin_gid);
+
+/* requests.c */
+/* Handles one complete frame; takes body. */
+void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body);
+
+/* tunables.c */
+int tunables_set(struct config_tunables *t, const char *name, const char *value, char *err,
+		 size_t errlen);
+int tunables_get(const struct config_tunables *t, const char *name, cJSON *obj, char *err,
+		 size_t errlen);

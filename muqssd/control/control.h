@@ -1,0 +1,63 @@
+/* The control socket server: framing, credentials, authorization and the
+ * requests of PROTOCOL.md. What a request does to the daemon goes through
+ * struct control_ops, filled in by daemon_control.c. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+#include <cjson/cJSON.h>
+
+#include "config.h"
+
+enum control_class {
+	CONTROL_CLASS_NORMAL,
+	CONTROL_CLASS_ISO,
+	CONTROL_CLASS_IDLEPRIO,
+	CONTROL_CLASS_BATCH,
+};
+
+struct control_ops {
+	int (*status)(void *userdata, cJSON *obj);
+	int (*dump_tasks)(void *userdata, cJSON *array);
+	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
+	/* Called after authorization; writes a reason into err on failure. */
+	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum control_class class,
+			 bool nice_set, int nice, char *err, size_t errlen);
+	/* The class the daemon has given tid (or any thread of pid when tid
+	 * is 0) is IDLEPRIO: 1, not: 0, or -errno. NULL, or -EOPNOTSUPP:
+	 * the kernel policy is asked instead (SCHED_IDLE). */
+	int (*is_idleprio)(void *userdata, pid_t pid, pid_t tid);
+	/* The live tunables; written only after a value passed validation. */
+	struct config_tunables *(*tunables)(void *userdata);
+	void (*tunables_changed)(void *userdata);
+	int (*reload)(void *userdata);
+};
+
+struct control_options {
+	const char *socket_path;
+	unsigned socket_mode;
+	const char *socket_group; /* NULL: keep root's group */
+	const char *admin_group;  /* NULL: root only */
+	uint64_t idle_timeout_usec; /* 0: CONTROL_IDLE_TIMEOUT_USEC */
+	unsigned max_clients;	    /* 0: CONTROL_MAX_CLIENTS */
+	bool no_listen;		    /* tests: clients come from control_server_add_fd() */
+};
+
+#define CONTROL_IDLE_TIMEOUT_USEC (10ULL * 1000000ULL)
+#define CONTROL_MAX_CLIENTS 256U
+/* A reply that would grow a client's unsent output past this drops it. */
+#define CONTROL_OUTPUT_MAX (4U * 1024 * 1024)
+
+struct control_server;
+
+/* Takes the socket from the service manager when it passed one, else
+ * binds opts->socket_path. Returns 0 or -errno (logged). */
+int control_server_new(struct control_server **ret, sd_event *event,
+		       const struct control_options *opts, const struct control_ops *ops,
+		       void *userdata);
+struct control_server *control_server_free(struct control_server *s);
+/* Serves an already connected socket as a client (tests, socketpair). */
+int control_server_add_fd(struct control_server *s, int fd);
+unsigned control_server_clients(const struct control_server *s);

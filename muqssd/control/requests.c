@@ -1,0 +1,362 @@
+/* The requests of PROTOCOL.md, one frame at a time. */
+#include "control-internal.h"
+#include "auth.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc.h"
+
+static void reply_errno(struct control_client *c, int r, const char *what)
+{
+	(void)client_reply_error(c, r, "%s: %s", what, strerror(r < 0 ? -r : r));
+}
+
+static void handle_hello(struct control_client *c, const cJSON *req)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddStringToObject(o, "server", "muqssd") ||
+	    !cJSON_AddStringToObject(o, "version", MUQSS_VERSION) ||
+	    !cJSON_AddNumberToObject(o, "protocol", PROTOCOL_VERSION)) {
+		reply_errno(c, -ENOMEM, "hello");
+		c->closing = true;
+	} else {
+		(void)client_reply(c, MUQSS_MSG_HELLO, o);
+		c->hello = true;
+	}
+	cJSON_Delete(o);
+}
+
+static void handle_status(struct control_client *c)
+{
+	struct control_server *s = c->server;
+	cJSON *o = cJSON_CreateObject();
+	int r = o ? s->ops.status(s->userdata, o) : -ENOMEM;
+
+	if (r >= 0 && !cJSON_AddNumberToObject(o, "protocol", PROTOCOL_VERSION))
+		r = -ENOMEM;
+	if (r >= 0 && !cJSON_AddNumberToObject(o, "clients", s->n_clients))
+		r = -ENOMEM;
+	if (r < 0)
+		reply_errno(c, r, "status");
+	else
+		(void)client_reply(c, MUQSS_MSG_OK, o);
+	cJSON_Delete(o);
+}
+
+static void handle_get(struct control_client *c, const cJSON *req)
+{
+	struct control_server *s = c->server;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req, "name"));
+	cJSON *o = cJSON_CreateObject();
+	char err[256];
+	int r;
+
+	if (!o) {
+		reply_errno(c, -ENOMEM, "get");
+		return;
+	}
+	r = tunables_get(s->ops.tunables(s->userdata), name, o, err, sizeof(err));
+	if (r == -ENOMEM)
+		reply_errno(c, r, "get");
+	else if (r < 0)
+		(void)client_reply_error(c, r, "%s", err);
+	else
+		(void)client_reply(c, MUQSS_MSG_OK, o);
+	cJSON_Delete(o);
+}
+
+static void handle_set(struct control_client *c, const cJSON *req)
+{
+	struct control_server *s = c->server;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(req, "name"));
+	const char *value = cJSON_GetStringValue(cJSON_GetObjectItem(req, "value"));
+	struct config_tunables *live, next;
+	char err[256];
+	int r;
+
+	if (!name || !value) {
+		(void)client_reply_error(c, EINVAL, "set needs a name and a value");
+		return;
+	}
+	if (!c->admin) {
+		(void)client_reply_error(c, EPERM, "permission denied: changing tunables needs root");
+		return;
+	}
+	live = s->ops.tunables(s->userdata);
+	next = *live;
+	r = tunables_set(&next, name, value, err, sizeof(err));
+	if (r < 0) {
+		(void)client_reply_error(c, r, "%s", err);
+		return;
+	}
+	*live = next;
+	log_info("tunable %s set to %s by uid %u", name, value, (unsigned)c->uid);
+	s->ops.tunables_changed(s->userdata);
+	(void)client_reply(c, MUQSS_MSG_OK, NULL);
+}
+
+static void handle_reload(struct control_client *c)
+{
+	struct control_server *s = c->server;
+	int r;
+
+	if (!c->admin) {
+		(void)client_reply_error(c, EPERM, "permission denied: reload needs root");
+		return;
+	}
+	r = s->ops.reload(s->userdata);
+	if (r < 0)
+		(void)client_reply_error(c, r, "reload failed, the old configuration stays: %s",
+					 strerror(-r));
+	else
+		(void)client_reply(c, MUQSS_MSG_OK, NULL);
+}
+
+static int class_from_name(const char *name, enum control_class *ret)
+{
+	static const struct {
+		const char *name;
+		enum control_class class;
+	} map[] = {
+		{ MUQSS_CLASS_NAME_NORMAL, CONTROL_CLASS_NORMAL },
+		{ MUQSS_CLASS_NAME_ISO, CONTROL_CLASS_ISO },
+		{ MUQSS_CLASS_NAME_IDLEPRIO, CONTROL_CLASS_IDLEPRIO },
+		{ MUQSS_CLASS_NAME_BATCH, CONTROL_CLASS_BATCH },
+	};
+	for (size_t i = 0; name && i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(name, map[i].name) == 0) {
+			*ret = map[i].class;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static bool get_int(const cJSON *req, const char *key, double lo, double hi, long *ret)
+{
+	const cJSON *v = cJSON_GetObjectItem(req, key);
+
+	if (!v)
+		return true;
+	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble ||
+	    v->valuedouble < lo || v->valuedouble > hi)
+		return false;
+	*ret = (long)v->valuedouble;
+	return true;
+}
+
+/*
+ * The pid is resolved once to (pid, start time) and pinned by a pidfd for
+ * the length of the request: the start time catches a pid reused since
+ * the client looked, the pidfd one that dies while we decide.
+ */
+static void handle_set_class(struct control_client *c, const cJSON *req)
+{
+	struct control_server *s = c->server;
+	const char *class_name = cJSON_GetStringValue(cJSON_GetObjectItem(req, "class"));
+	long pid = 0, tid = 0, nice = 0, start = -1;
+	bool nice_set = cJSON_GetObjectItem(req, "nice") != NULL;
+	enum control_class class;
+	uint64_t st;
+	char err[256] = "";
+	int pidfd = -1, r;
+
+	if (!get_int(req, "pid", 0, 4194304, &pid) || !get_int(req, "tid", 0, 4194304, &tid) ||
+	    !get_int(req, "nice", -20, 19, &nice) || !get_int(req, "start_time", 0, 9e15, &start) ||
+	    (pid <= 0 && tid <= 0)) {
+		(void)client_reply_error(c, EINVAL, "set_class needs a pid or tid, and nice -20..19");
+		return;
+	}
+	if (class_from_name(class_name, &class) < 0) {
+		(void)client_reply_error(c, EINVAL, "unknown class: %s (normal, iso, idleprio, batch)",
+					 class_name ? class_name : "(none)");
+		return;
+	}
+	if (tid > 0) {
+		pid_t tgid;
+		r = proc_tgid((pid_t)tid, &tgid);
+		if (r < 0 || (pid > 0 && tgid != pid)) {
+			(void)client_reply_error(c, ESRCH, "no such process: %ld", tid);
+			return;
+		}
+		pid = tgid;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pidfd < 0 && errno == ESRCH) {
+		(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
+		return;
+	}
+	r = proc_start_time((pid_t)pid, (pid_t)tid, &st);
+	if (r < 0 || (start >= 0 && st != (uint64_t)start)) {
+		(void)client_reply_error(c, ESRCH, "no such process: %ld", tid > 0 ? tid : pid);
+		goto out;
+	}
+	r = auth_set_class(c, (pid_t)pid, (pid_t)tid, class, nice_set, (int)nice, err, sizeof(err));
+	if (r < 0) {
+		(void)client_reply_error(c, r, "%s", err);
+		goto out;
+	}
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
+		(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
+		goto out;
+	}
+	r = s->ops.set_class(s->userdata, (pid_t)pid, (pid_t)tid, class, nice_set, (int)nice, err,
+			     sizeof(err));
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "cannot set class of %ld: %s", pid, strerror(-r));
+		(void)client_reply_error(c, r, "%s", err);
+		goto out;
+	}
+	log_info("uid %u put %s %ld in %s", (unsigned)c->uid, tid > 0 ? "thread" : "pid",
+		 tid > 0 ? tid : pid, class_name);
+	(void)client_reply(c, MUQSS_MSG_OK, NULL);
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/* An item too big for one frame is split on its list field, in order. */
+static int reply_item(struct control_client *c, cJSON *item, const char *split)
+{
+	char *text = cJSON_PrintUnformatted(item);
+	cJSON *list, *half, *copy;
+	size_t len;
+	int n, r;
+
+	if (!text)
+		return -ENOMEM;
+	len = strlen(text);
+	if (len <= MUQSS_MAX_BODY) {
+		r = wire_buf_append(&c->out, PROTOCOL_VERSION, MUQSS_MSG_ITEM, text, len);
+		cJSON_free(text);
+		if (r == -ENOBUFS)
+			c->dead = c->closing = true;
+		return r;
+	}
+	cJSON_free(text);
+	list = split ? cJSON_GetObjectItem(item, split) : NULL;
+	n = cJSON_GetArraySize(list);
+	if (!cJSON_IsArray(list) || n < 2)
+		return -EMSGSIZE;
+	/* The second half goes into a copy of item; the first stays. */
+	copy = cJSON_Duplicate(item, true);
+	half = copy ? cJSON_CreateArray() : NULL;
+	if (!half) {
+		cJSON_Delete(copy);
+		return -ENOMEM;
+	}
+	for (int i = n / 2; i < n; i++)
+		cJSON_AddItemToArray(half, cJSON_DetachItemFromArray(list, n / 2));
+	cJSON_ReplaceItemInObject(copy, split, half);
+	r = reply_item(c, item, split);
+	if (r >= 0)
+		r = reply_item(c, copy, split);
+	cJSON_Delete(copy);
+	return r;
+}
+
+static void handle_list(struct control_client *c, uint16_t type, const cJSON *req)
+{
+	struct control_server *s = c->server;
+	const char *split = NULL;
+	cJSON *array = cJSON_CreateArray(), *item, *end;
+	long cpu = -1;
+	int r, n = 0;
+
+	if (!array) {
+		reply_errno(c, -ENOMEM, "list");
+		return;
+	}
+	if (type == MUQSS_MSG_QUEUES) {
+		if (!get_int(req, "cpu", -1, 1 << 20, &cpu)) {
+			(void)client_reply_error(c, EINVAL, "cpu must be a CPU number");
+			goto out;
+		}
+		split = "queue";
+		r = s->ops.dump_queues(s->userdata, (int)cpu, array);
+	} else {
+		r = s->ops.dump_tasks(s->userdata, array);
+	}
+	if (r < 0) {
+		reply_errno(c, r, type == MUQSS_MSG_QUEUES ? "queues" : "tasks");
+		goto out;
+	}
+	cJSON_ArrayForEach(item, array) {
+		r = reply_item(c, item, split);
+		if (r == -ENOBUFS)
+			goto out;
+		if (r < 0)
+			log_warning_errno(r, "cannot send a list item: %m, ignoring");
+		else
+			n++;
+	}
+	end = cJSON_CreateObject();
+	if (end && cJSON_AddNumberToObject(end, "count", n))
+		(void)client_reply(c, MUQSS_MSG_END, end);
+	else
+		c->closing = true; /* an unterminated list must not look complete */
+	cJSON_Delete(end);
+out:
+	cJSON_Delete(array);
+}
+
+void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body)
+{
+	cJSON *req = NULL;
+
+	if (hdr->version != PROTOCOL_VERSION) {
+		(void)client_reply_error(c, EPROTO,
+					 "protocol version mismatch: client speaks %u, muqssd speaks %u",
+					 (unsigned)hdr->version, (unsigned)PROTOCOL_VERSION);
+		c->closing = true;
+		goto out;
+	}
+	if (wire_parse_body(body, hdr->length, &req) < 0) {
+		(void)client_reply_error(c, EBADMSG, "malformed request: body is not a JSON object");
+		c->closing = true;
+		goto out;
+	}
+	if (!c->hello && hdr->type != MUQSS_MSG_HELLO) {
+		(void)client_reply_error(c, EPROTO, "expected hello first");
+		c->closing = true;
+		goto out;
+	}
+	switch (hdr->type) {
+	case MUQSS_MSG_HELLO:
+		handle_hello(c, req);
+		break;
+	case MUQSS_MSG_STATUS:
+		handle_status(c);
+		break;
+	case MUQSS_MSG_GET:
+		handle_get(c, req);
+		break;
+	case MUQSS_MSG_SET:
+		handle_set(c, req);
+		break;
+	case MUQSS_MSG_SET_CLASS:
+		handle_set_class(c, req);
+		break;
+	case MUQSS_MSG_QUEUES:
+	case MUQSS_MSG_TASKS:
+		handle_list(c, hdr->type, req);
+		break;
+	case MUQSS_MSG_RELOAD:
+		handle_reload(c);
+		break;
+	default:
+		(void)client_reply_error(c, EOPNOTSUPP, "unknown request type %u",
+					 (unsigned)hdr->type);
+		break;
+	}
+out:
+	cJSON_Delete(req);
+	free(body);
+}
