@@ -28,6 +28,8 @@ pid_t child_spawn(bool spin, unsigned secs)
 	pid = fork();
 	check(pid >= 0);
 	if (pid == 0) {
+		/* Not the state dir's lock, nor anything else of the test's. */
+		close_range(3, ~0u, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(secs);
 		if (spin)
