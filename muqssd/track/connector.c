@@ -1,0 +1,191 @@
+#include "connector.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/connector.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <netlink/msg.h>
+
+#include "log.h"
+
+/* Room for a storm's worth of events: each is ~100 bytes of payload but
+ * costs a whole skb (~1 KiB) of receive buffer. */
+#define CONNECTOR_RCVBUF (16 * 1024 * 1024)
+#define CONNECTOR_ACK_TIMEOUT_MS 1000
+
+struct connector {
+	struct nl_sock *sock;
+	uint32_t listen_seq;
+};
+
+static int send_op(struct connector *c, enum proc_cn_mcast_op op)
+{
+	struct {
+		struct cn_msg msg;
+		enum proc_cn_mcast_op op;
+	} __attribute__((packed)) req;
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	req.msg.id.idx = CN_IDX_PROC;
+	req.msg.id.val = CN_VAL_PROC;
+	req.msg.seq = c->listen_seq;
+	req.msg.len = sizeof(req.op);
+	req.op = op;
+	r = nl_send_simple(c->sock, NLMSG_DONE, 0, &req, sizeof(req));
+	return r < 0 ? -EIO : 0;
+}
+
+static const struct proc_event *event_of(struct nlmsghdr *h)
+{
+	struct cn_msg *msg;
+
+	if (h->nlmsg_type != NLMSG_DONE ||
+	    (size_t)nlmsg_datalen(h) < sizeof(struct cn_msg) + sizeof(struct proc_event))
+		return NULL;
+	msg = nlmsg_data(h);
+	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC ||
+	    msg->len < sizeof(struct proc_event))
+		return NULL;
+	return (const struct proc_event *)msg->data;
+}
+
+struct ack_wait {
+	uint32_t seq;
+	int err; /* 1 while waiting */
+};
+
+static void on_ack_candidate(const struct proc_event *ev, void *userdata)
+{
+	struct ack_wait *w = userdata;
+
+	/* Acks from other listeners are multicast too; any ack tells us the
+	 * group works, and ours carries our error if the kernel refused. */
+	if (ev->what == PROC_EVENT_NONE && w->err == 1)
+		w->err = (int)ev->event_data.ack.err;
+}
+
+static int wait_ack(struct connector *c)
+{
+	struct ack_wait w = { .seq = c->listen_seq, .err = 1 };
+	struct pollfd pfd = { .fd = nl_socket_get_fd(c->sock), .events = POLLIN };
+
+	while (w.err == 1) {
+		int r = poll(&pfd, 1, CONNECTOR_ACK_TIMEOUT_MS);
+
+		if (r < 0)
+			return -errno;
+		/* Without an ack in time (old kernel), assume events flow. */
+		if (r == 0)
+			return 0;
+		r = connector_receive(c, 64, on_ack_candidate, &w);
+		if (r < 0 && r != -ENOBUFS)
+			return r;
+	}
+	return -w.err;
+}
+
+int connector_open(struct connector **ret)
+{
+	struct connector *c;
+	int r, fd, size = CONNECTOR_RCVBUF;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->listen_seq = (uint32_t)getpid();
+	c->sock = nl_socket_alloc();
+	if (!c->sock) {
+		free(c);
+		return -ENOMEM;
+	}
+	nl_socket_disable_seq_check(c->sock);
+	nl_socket_disable_auto_ack(c->sock);
+	nl_socket_disable_msg_peek(c->sock);
+	r = nl_connect(c->sock, NETLINK_CONNECTOR);
+	if (r < 0) {
+		r = r == -NLE_PERM ? -EPERM : -EPROTONOSUPPORT;
+		goto fail;
+	}
+	r = nl_socket_add_membership(c->sock, CN_IDX_PROC);
+	if (r < 0) {
+		r = -EPERM;
+		goto fail;
+	}
+	fd = nl_socket_get_fd(c->sock);
+	(void)nl_socket_set_buffer_size(c->sock, size, 0);
+	/* SO_RCVBUF is capped by net.core.rmem_max; root may go past it. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	r = nl_socket_set_nonblocking(c->sock);
+	if (r < 0) {
+		r = -EIO;
+		goto fail;
+	}
+	r = send_op(c, PROC_CN_MCAST_LISTEN);
+	if (r < 0)
+		goto fail;
+	r = wait_ack(c);
+	if (r < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	connector_free(c);
+	return r;
+}
+
+struct connector *connector_free(struct connector *c)
+{
+	if (!c)
+		return NULL;
+	(void)send_op(c, PROC_CN_MCAST_IGNORE);
+	nl_socket_free(c->sock);
+	free(c);
+	return NULL;
+}
+
+int connector_fd(const struct connector *c)
+{
+	return nl_socket_get_fd(c->sock);
+}
+
+int connector_receive(struct connector *c, unsigned max, connector_event_func_t fn,
+		      void *userdata)
+{
+	unsigned count = 0;
+
+	while (count < max) {
+		struct sockaddr_nl peer;
+		unsigned char *buf = NULL;
+		struct nlmsghdr *h;
+		int n;
+
+		n = nl_recv(c->sock, &peer, &buf, NULL);
+		if (n == 0 || n == -NLE_AGAIN)
+			break; /* drained */
+		if (n < 0) {
+			/* libnl maps ENOBUFS to NLE_NOMEM. */
+			return n == -NLE_NOMEM ? -ENOBUFS : -EIO;
+		}
+		/* Only the kernel may speak on this group. */
+		if (peer.nl_pid != 0) {
+			free(buf);
+			continue;
+		}
+		for (h = (struct nlmsghdr *)buf; nlmsg_ok(h, n); h = nlmsg_next(h, &n)) {
+			const struct proc_event *ev = event_of(h);
+
+			if (ev) {
+				fn(ev, userdata);
+				count++;
+			}
+		}
+		free(buf);
+	}
+	return (int)count;
+}

@@ -1,0 +1,134 @@
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int gone(int e)
+{
+	/* ENOENT: the directory is gone; ESRCH: reaped between open and read. */
+	return (e == ENOENT || e == ESRCH) ? -ESRCH : -e;
+}
+
+ssize_t procfs_read_file(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone(errno);
+	/* /proc text files are produced in one read when the buffer is big
+	 * enough; loop anyway for status, which can exceed a short buffer. */
+	while (len + 1 < size) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0) {
+			int e = errno;
+
+			if (e == EINTR)
+				continue;
+			close(fd);
+			return gone(e);
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+static ssize_t read_task_file(pid_t tgid, pid_t tid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)tgid, (int)tid, name);
+	return procfs_read_file(path, buf, size);
+}
+
+int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret)
+{
+	char buf[1024];
+	ssize_t n;
+
+	n = read_task_file(tgid, tid, "stat", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* An empty file means the task is being torn down. */
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_stat(buf, ret);
+}
+
+int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret)
+{
+	char buf[4096];
+	ssize_t n;
+
+	n = read_task_file(tgid, tid, "status", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_status(buf, ret);
+}
+
+int procfs_task_schedstat(pid_t tgid, pid_t tid, struct procfs_schedstat *ret)
+{
+	char buf[128];
+	ssize_t n;
+
+	n = read_task_file(tgid, tid, "schedstat", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_schedstat(buf, ret);
+}
+
+int procfs_task_cgroup(pid_t tgid, pid_t tid, const char *controller, char *buf, size_t size)
+{
+	char text[4096];
+	ssize_t n;
+
+	n = read_task_file(tgid, tid, "cgroup", text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	if (n == 0)
+		return -ESRCH;
+	return procfs_parse_cgroup(text, controller, buf, size);
+}
+
+int procfs_exe(pid_t tgid, char **ret)
+{
+	char path[32], target[PATH_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)tgid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = '\0';
+	*ret = strdup(target);
+	return *ret ? 0 : -ENOMEM;
+}
+
+pid_t procfs_pid_from_name(const char *name)
+{
+	long v = 0;
+
+	if (!*name)
+		return 0;
+	for (const char *p = name; *p; p++) {
+		if (*p < '0' || *p > '9' || v > INT_MAX / 10)
+			return 0;
+		v = v * 10 + (*p - '0');
+	}
+	return (pid_t)v;
+}

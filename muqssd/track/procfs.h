@@ -1,0 +1,25 @@
+/* Reading /proc for one task. The parsing lives in procfs_parse.c.
+ *
+ * Every function returns 0 or -errno. A task that is gone (its /proc
+ * directory vanished, or it is being reaped mid-read) is -ESRCH whatever
+ * errno the kernel gave; callers treat that as normal and stay quiet. */
+#pragma once
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "procfs_parse.h"
+
+/* Reads a whole small file into buf, NUL-terminated. Returns its length. */
+ssize_t procfs_read_file(const char *path, char *buf, size_t size);
+
+int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret);
+int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret);
+int procfs_task_schedstat(pid_t tgid, pid_t tid, struct procfs_schedstat *ret);
+/* The task's path in one cgroup hierarchy (see procfs_parse_cgroup()). */
+int procfs_task_cgroup(pid_t tgid, pid_t tid, const char *controller, char *buf, size_t size);
+/* The process's executable; *ret is malloc'd. -EACCES/-ENOENT for kernel
+ * threads and zombies. */
+int procfs_exe(pid_t tgid, char **ret);
+/* Parses a decimal directory entry name; 0 when it is not a pid. */
+pid_t procfs_pid_from_name(const char *name);

@@ -1,0 +1,370 @@
+/* The table itself: adding, removing, refreshing and walking tasks. */
+#include "tracker_private.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "time_util.h"
+
+int tracker_new(struct tracker **ret, sd_event *event, const struct config *config,
+		const struct tracker_callbacks *cb, void *userdata)
+{
+	struct tracker *t;
+	int r;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->event = sd_event_ref(event);
+	t->config = config;
+	if (cb) {
+		t->cb = *cb;
+		t->recovered = cb->recovered;
+	}
+	t->userdata = t->recovered_userdata = userdata;
+	tidmap_init(&t->tasks);
+	tidmap_init(&t->procs);
+	TAILQ_INIT(&t->active);
+	TAILQ_INIT(&t->idle);
+	r = scope_init(&t->scope, config);
+	if (r < 0) {
+		log_error_errno(r, "cannot resolve scope cgroup %s: %m",
+				config->scope_cgroup ? config->scope_cgroup : "");
+		tracker_free(t);
+		return r;
+	}
+	*ret = t;
+	return 0;
+}
+
+static void remove_task(struct tracker *t, struct tracked_task *task, bool notify)
+{
+	struct tracked_proc *proc = task->proc;
+
+	if (notify && t->cb.task_exit)
+		t->cb.task_exit(task, t->userdata);
+	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
+	if (task->active)
+		t->nactive--;
+	(void)tidmap_remove(&t->tasks, task->tid);
+	TAILQ_REMOVE(&proc->threads, task, proc_link);
+	if (--proc->nthreads == 0) {
+		(void)tidmap_remove(&t->procs, proc->tgid);
+		free(proc->exe);
+		free(proc);
+	}
+	free(task);
+}
+
+void tracker_remove(struct tracker *t, struct tracked_task *task)
+{
+	remove_task(t, task, true);
+}
+
+struct tracker *tracker_free(struct tracker *t)
+{
+	struct tracked_task *task;
+
+	if (!t)
+		return NULL;
+	sd_event_source_disable_unref(t->io_source);
+	sd_event_source_disable_unref(t->reconcile_timer);
+	sd_event_source_disable_unref(t->poll_timer);
+	sd_event_source_disable_unref(t->rescan_timer);
+	connector_free(t->conn);
+	/* No task_exit here: the daemon is going away, not the tasks. */
+	while ((task = TAILQ_FIRST(&t->active)))
+		remove_task(t, task, false);
+	while ((task = TAILQ_FIRST(&t->idle)))
+		remove_task(t, task, false);
+	tidmap_done(&t->tasks);
+	tidmap_done(&t->procs);
+	sd_event_unref(t->event);
+	free(t);
+	return NULL;
+}
+
+int tracker_start(struct tracker *t)
+{
+	int r;
+
+	if (!t->config->force_poll) {
+		r = connector_open(&t->conn);
+		if (r < 0)
+			log_notice("proc connector unavailable (%s), polling /proc every %u ms",
+				   strerror(-r), t->config->poll_interval_ms);
+	} else
+		log_notice("polling /proc every %u ms, as asked", t->config->poll_interval_ms);
+	t->polling = !t->conn;
+	/* The connector is open before the scan, so nothing that starts
+	 * during the scan is missed; events about scanned tasks are
+	 * idempotent. */
+	r = tracker_scan(t, false);
+	if (r < 0)
+		return r;
+	if (t->conn) {
+		r = tracker_attach_connector(t);
+		if (r < 0)
+			return r;
+	}
+	r = tracker_arm_timers(t);
+	if (r < 0)
+		return r;
+	log_info("tracking %zu tasks through %s", tracker_count(t),
+		 t->polling ? "/proc polling" : "the proc connector");
+	return 0;
+}
+
+bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
+{
+	if (scope_excluded(&t->scope, tgid, st))
+		return false;
+	switch (t->scope.kind) {
+	case SCOPE_PID:
+		return tgid == t->scope.pid || tidmap_get(&t->procs, st->ppid) != NULL;
+	case SCOPE_CGROUP:
+		return scope_cgroup_contains(&t->scope, tgid, tgid) > 0;
+	default:
+		return true;
+	}
+}
+
+void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st)
+{
+	memcpy(task->comm, st->comm, sizeof(task->comm));
+	task->ppid = st->ppid;
+	task->sid = st->session;
+	task->flags = st->flags;
+	task->state = st->state;
+	task->nice = st->nice;
+	task->policy = (int)(st->policy & ~(unsigned)SCHED_RESET_ON_FORK);
+	task->rt_priority = (int)st->rt_priority;
+	task->last_cpu = st->processor;
+}
+
+static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
+				     const struct tracked_task *parent)
+{
+	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
+
+	if (proc)
+		return proc;
+	proc = calloc(1, sizeof(*proc));
+	if (!proc)
+		return NULL;
+	proc->tgid = tgid;
+	TAILQ_INIT(&proc->threads);
+	/* A forked child runs its parent's binary until it execs. */
+	if (parent && parent->proc->exe)
+		proc->exe = strdup(parent->proc->exe);
+	else
+		(void)procfs_exe(tgid, &proc->exe);
+	if (tidmap_put(&t->procs, tgid, proc) < 0) {
+		free(proc->exe);
+		free(proc);
+		return NULL;
+	}
+	return proc;
+}
+
+struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
+				 const struct procfs_stat *st, const struct tracked_task *parent)
+{
+	struct tracked_task *task;
+	struct tracked_proc *proc;
+	struct procfs_status status;
+
+	if (parent) {
+		status.ruid = parent->uid;
+		status.euid = parent->euid;
+		status.rgid = parent->gid;
+	} else if (procfs_task_status(tgid, tid, &status) < 0)
+		return NULL;
+	task = calloc(1, sizeof(*task));
+	if (!task)
+		goto oom;
+	proc = get_proc(t, tgid, parent);
+	if (!proc || tidmap_put(&t->tasks, tid, task) < 0) {
+		if (proc && proc->nthreads == 0) {
+			(void)tidmap_remove(&t->procs, tgid);
+			free(proc->exe);
+			free(proc);
+		}
+		free(task);
+		goto oom;
+	}
+	task->tid = tid;
+	task->tgid = tgid;
+	task->uid = status.ruid;
+	task->euid = status.euid;
+	task->gid = status.rgid;
+	task->start_time = st->start_time;
+	tracker_apply_stat(task, st);
+	task->proc = proc;
+	task->added_ns = task->active_ns = now_nsec(CLOCK_MONOTONIC);
+	task->seen_gen = t->generation;
+	task->active = true;
+	TAILQ_INSERT_TAIL(&proc->threads, task, proc_link);
+	proc->nthreads++;
+	TAILQ_INSERT_TAIL(&t->active, task, list_link);
+	t->nactive++;
+	if (t->cb.task_new)
+		t->cb.task_new(task, t->userdata);
+	return task;
+oom:
+	log_error_errno(ENOMEM, "cannot track task %d: %m", (int)tid);
+	return NULL;
+}
+
+void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb,
+			   void *userdata)
+{
+	t->cb = *cb;
+	t->userdata = userdata;
+}
+
+struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
+{
+	return tidmap_get(&t->tasks, tid);
+}
+
+const char *tracker_task_exe(const struct tracked_task *task)
+{
+	return task->proc->exe;
+}
+
+static void set_active(struct tracker *t, struct tracked_task *task, bool active)
+{
+	if (task->active == active)
+		return;
+	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
+	task->active = active;
+	if (active) {
+		TAILQ_INSERT_TAIL(&t->active, task, list_link);
+		t->nactive++;
+	} else {
+		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
+		t->nactive--;
+	}
+}
+
+int tracker_refresh(struct tracker *t, struct tracked_task *task)
+{
+	struct procfs_schedstat ss;
+	struct procfs_stat st;
+	uint64_t now;
+	int r;
+
+	r = procfs_task_stat(task->tgid, task->tid, &st);
+	if (r == -EINVAL) {
+		log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
+			 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)task->tgid,
+			 (int)task->tid);
+		return 0;
+	}
+	if (r < 0 || st.start_time != task->start_time || st.state == 'Z' || st.state == 'X') {
+		tracker_remove(t, task);
+		return -ESRCH;
+	}
+	if (procfs_task_schedstat(task->tgid, task->tid, &ss) < 0)
+		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
+	now = now_nsec(CLOCK_MONOTONIC);
+	tracker_apply_stat(task, &st);
+	if (st.state == 'R' || ss.cpu_ns != task->cpu_ns)
+		task->active_ns = now;
+	task->cpu_ns = ss.cpu_ns;
+	task->wait_ns = ss.wait_ns;
+	task->timeslices = ss.timeslices;
+	task->refreshed_ns = now;
+	return 0;
+}
+
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget)
+{
+	struct tracked_task *task, *next, *last;
+	unsigned n = 0;
+
+	/* Tasks that move to the idle list go to its tail, past "last". */
+	last = TAILQ_LAST(&t->idle, task_list);
+	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
+		n++;
+		if (tracker_refresh(t, task) < 0)
+			continue;
+		if (now_ns > task->active_ns + TRACKER_IDLE_AFTER_NS)
+			set_active(t, task, false);
+	}
+	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle))) {
+		bool end = task == last;
+
+		n++;
+		/* Rotate first so the sweep goes round even if it is removed. */
+		TAILQ_REMOVE(&t->idle, task, list_link);
+		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
+		if (tracker_refresh(t, task) == 0 && task->active_ns + TRACKER_IDLE_AFTER_NS >= now_ns)
+			set_active(t, task, true);
+		if (end)
+			break;
+	}
+	return n;
+}
+
+static void foreach_list(struct task_list *list, tracker_task_func_t fn, void *userdata)
+{
+	struct tracked_task *task;
+
+	TAILQ_FOREACH(task, list, list_link)
+		fn(task, userdata);
+}
+
+void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata)
+{
+	foreach_list(&t->active, fn, userdata);
+	foreach_list(&t->idle, fn, userdata);
+}
+
+void tracker_foreach_active(struct tracker *t, tracker_task_func_t fn, void *userdata)
+{
+	foreach_list(&t->active, fn, userdata);
+}
+
+size_t tracker_foreach_thread(struct tracker *t, pid_t tgid, tracker_task_func_t fn,
+			      void *userdata)
+{
+	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
+	struct tracked_task *task;
+
+	if (!proc)
+		return 0;
+	TAILQ_FOREACH(task, &proc->threads, proc_link)
+		fn(task, userdata);
+	return proc->nthreads;
+}
+
+size_t tracker_count(const struct tracker *t)
+{
+	return tidmap_count(&t->tasks);
+}
+
+size_t tracker_count_active(const struct tracker *t)
+{
+	return t->nactive;
+}
+
+uint64_t tracker_lost_recoveries(const struct tracker *t)
+{
+	return t->lost_recoveries;
+}
+
+uint64_t tracker_events(const struct tracker *t)
+{
+	return t->events;
+}
+
+bool tracker_polling(const struct tracker *t)
+{
+	return t->polling;
+}

@@ -1,0 +1,131 @@
+/* The task table: every thread in scope, kept exact by the proc connector
+ * (or /proc polling) plus periodic reconciliation with /proc.
+ *
+ * A task is a thread, identified by its tid and its start time; a reused
+ * tid is a new task (the old one is reported gone first). Zombies are not
+ * tracked: a thread that has exited is gone even while its process lingers.
+ *
+ * Freshness. Identity, comm, exe, uid and scope are kept current by events.
+ * State, CPU, nice, policy and last CPU are as fresh as the last
+ * tracker_refresh() of that task; tracker_refresh_active() is the cheap way
+ * for a periodic tick to keep them current (see there).
+ *
+ * Callbacks run on the event loop, from inside tracker_start(),
+ * tracker_refresh*() and event handling. task_exit is the last call for a
+ * task: its memory is freed right after it returns, so drop references to
+ * it (and free sched_data) there. Callbacks must not call tracker_refresh*
+ * or free the tracker. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+#include <cjson/cJSON.h>
+
+#include "config.h"
+
+struct tracker;
+struct tracked_proc;
+
+struct tracked_task {
+	pid_t tid, tgid, ppid;
+	uid_t uid, euid;	/* real and effective */
+	gid_t gid;
+	pid_t sid;		/* session */
+	pid_t tracer;		/* ptrace tracer tgid, 0 when not traced */
+	char comm[16];
+	uint64_t start_time;	/* /proc stat field 22, clock ticks since boot */
+	unsigned flags;		/* PF_* from stat */
+
+	/* As of refreshed_ns. */
+	char state;		/* R, S, D, T, t, I... */
+	int nice;
+	int policy;		/* SCHED_* without SCHED_RESET_ON_FORK */
+	int rt_priority;
+	int last_cpu;
+	uint64_t cpu_ns;	/* on CPU, from schedstat */
+	uint64_t wait_ns;	/* runnable but waiting, from schedstat */
+	uint64_t timeslices;
+	uint64_t refreshed_ns;	/* CLOCK_MONOTONIC */
+	uint64_t active_ns;	/* last refresh that saw it runnable or using CPU */
+	bool active;		/* on the active list (see tracker_refresh_active) */
+
+	void *sched_data;	/* owned by the scheduling loop */
+
+	/* Private to the tracker. */
+	struct tracked_proc *proc;
+	uint64_t added_ns;
+	uint64_t seen_gen;
+	TAILQ_ENTRY(tracked_task) proc_link;
+	TAILQ_ENTRY(tracked_task) list_link;
+};
+
+typedef void (*tracker_task_func_t)(struct tracked_task *task, void *userdata);
+
+struct tracker_callbacks {
+	tracker_task_func_t task_new;	/* after the start-up scan, a fork or a rescan */
+	tracker_task_func_t task_exec;	/* comm or exe changed (exec, prctl, write to comm) */
+	tracker_task_func_t task_exit;	/* gone; freed when this returns */
+	tracker_task_func_t task_uid;	/* uid or euid changed */
+	/* The kernel dropped events and a rescan reconciled the table. */
+	void (*recovered)(struct tracker *t, void *userdata);
+};
+
+/* config must outlive the tracker (it is read again on each timer).
+ * cb->recovered and userdata stay for the tracker's life; the task
+ * callbacks can be replaced with tracker_set_callbacks(). */
+int tracker_new(struct tracker **ret, sd_event *event, const struct config *config,
+		const struct tracker_callbacks *cb, void *userdata);
+/* Calls no callback: sched_data must be released by its owner first. */
+struct tracker *tracker_free(struct tracker *t);
+/* Replaces the task_* callbacks (recovered is kept). A module that hooks
+ * in after tracker_start() walks the existing tasks with tracker_foreach(). */
+void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb,
+			   void *userdata);
+/* Applies every event queued on the connector now (no-op when polling).
+ * For a consistent snapshot: a dump, a test. */
+int tracker_flush(struct tracker *t);
+/* Opens the connector (or chooses polling), scans /proc and arms the
+ * timers. When it returns, every task in scope is in the table. */
+int tracker_start(struct tracker *t);
+
+struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid);
+/* The executable of the task's process; NULL when unknown. */
+const char *tracker_task_exe(const struct tracked_task *task);
+/* Rereads state, nice, policy, last CPU (stat) and CPU and wait time
+ * (schedstat): two small reads. Returns 0, or -ESRCH when the task is gone
+ * or its tid was reused, in which case task_exit has been called and task
+ * is freed (a reused tid shows up as a new task). */
+int tracker_refresh(struct tracker *t, struct tracked_task *task);
+/* The tick's refresh. Rereads every task on the active list, plus up to
+ * idle_budget tasks from the idle list, round robin. A task whose refresh
+ * sees it runnable (R) or sees its CPU time grow is active; one that has
+ * been neither for TRACKER_IDLE_AFTER_NS moves to the idle list. New and
+ * exec'd tasks start active. So a tick costs (active tasks + idle_budget)
+ * x 2 reads however many tasks sleep, and a sleeper that wakes is noticed
+ * within count/idle_budget ticks. Returns the number of tasks read. */
+#define TRACKER_IDLE_AFTER_NS (1000ULL * 1000 * 1000)
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget);
+
+/* fn may not remove tasks (so: no tracker_refresh inside). */
+void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);
+void tracker_foreach_active(struct tracker *t, tracker_task_func_t fn, void *userdata);
+/* Every tracked thread of process tgid. Returns how many. */
+size_t tracker_foreach_thread(struct tracker *t, pid_t tgid, tracker_task_func_t fn,
+			      void *userdata);
+
+size_t tracker_count(const struct tracker *t);
+size_t tracker_count_active(const struct tracker *t);
+uint64_t tracker_lost_recoveries(const struct tracker *t);
+uint64_t tracker_events(const struct tracker *t);
+bool tracker_polling(const struct tracker *t);
+/* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
+int tracker_rescan(struct tracker *t);
+
+/* Appends one object per task: tid, tgid, ppid, uid, euid, gid, comm, exe,
+ * state, nice, policy, rt_priority, last_cpu, start_time, cpu_ns, wait_ns,
+ * active. Returns 0 or -ENOMEM. */
+int tracker_dump_json(struct tracker *t, cJSON *array);

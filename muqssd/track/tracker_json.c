@@ -1,0 +1,48 @@
+/* The task table as JSON, for the control socket and the debug dump. */
+#include "tracker_private.h"
+
+#include <errno.h>
+
+
+static int task_json(const struct tracked_task *task, cJSON *array)
+{
+	char state[2] = { task->state, '\0' };
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o || !cJSON_AddItemToArray(array, o)) {
+		cJSON_Delete(o);
+		return -ENOMEM;
+	}
+	if (!cJSON_AddNumberToObject(o, "tid", task->tid) ||
+	    !cJSON_AddNumberToObject(o, "tgid", task->tgid) ||
+	    !cJSON_AddNumberToObject(o, "ppid", task->ppid) ||
+	    !cJSON_AddNumberToObject(o, "uid", task->uid) ||
+	    !cJSON_AddNumberToObject(o, "euid", task->euid) ||
+	    !cJSON_AddNumberToObject(o, "gid", task->gid) ||
+	    !cJSON_AddStringToObject(o, "comm", task->comm) ||
+	    !(task->proc->exe ? cJSON_AddStringToObject(o, "exe", task->proc->exe)
+			      : cJSON_AddNullToObject(o, "exe")) ||
+	    !cJSON_AddStringToObject(o, "state", state) ||
+	    !cJSON_AddNumberToObject(o, "nice", task->nice) ||
+	    !cJSON_AddNumberToObject(o, "policy", task->policy) ||
+	    !cJSON_AddNumberToObject(o, "rt_priority", task->rt_priority) ||
+	    !cJSON_AddNumberToObject(o, "last_cpu", task->last_cpu) ||
+	    !cJSON_AddNumberToObject(o, "start_time", (double)task->start_time) ||
+	    !cJSON_AddNumberToObject(o, "cpu_ns", (double)task->cpu_ns) ||
+	    !cJSON_AddNumberToObject(o, "wait_ns", (double)task->wait_ns) ||
+	    !cJSON_AddBoolToObject(o, "active", task->active))
+		return -ENOMEM;
+	return 0;
+}
+
+int tracker_dump_json(struct tracker *t, cJSON *array)
+{
+	struct task_list *lists[] = { &t->active, &t->idle };
+	struct tracked_task *task;
+
+	for (size_t i = 0; i < 2; i++)
+		TAILQ_FOREACH(task, lists[i], list_link)
+			if (task_json(task, array) < 0)
+				return -ENOMEM;
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* Shared by tracker*.c; nothing outside the tracker includes this. */
+#pragma once
+
+#include "connector.h"
+#include "procfs.h"
+#include "scope.h"
+#include "tidmap.h"
+#include "tracker.h"
+
+TAILQ_HEAD(task_list, tracked_task);
+
+/* glibc's sys/queue.h lacks it. */
+#ifndef TAILQ_FOREACH_SAFE
+#define TAILQ_FOREACH_SAFE(var, head, field, tvar)				\
+	for ((var) = TAILQ_FIRST(head); (var) && ((tvar) = TAILQ_NEXT(var, field), 1); \
+	     (var) = (tvar))
+#endif
+
+struct tracked_proc {
+	pid_t tgid;
+	char *exe;
+	size_t nthreads;
+	struct task_list threads;
+};
+
+struct tracker {
+	sd_event *event;
+	const struct config *config;
+	struct tracker_callbacks cb;
+	void *userdata;
+	void (*recovered)(struct tracker *t, void *userdata);
+	void *recovered_userdata;
+	struct scope scope;
+
+	struct tidmap tasks; /* tid -> tracked_task */
+	struct tidmap procs; /* tgid -> tracked_proc, the processes in scope */
+	struct task_list active, idle;
+	size_t nactive;
+
+	struct connector *conn;
+	sd_event_source *io_source;
+	sd_event_source *reconcile_timer;
+	sd_event_source *poll_timer;
+	sd_event_source *rescan_timer; /* coalesces rescans after ENOBUFS */
+	bool polling;
+
+	uint64_t generation;
+	uint64_t lost_recoveries;
+	uint64_t events;
+};
+
+/* tracker.c */
+/* Adds a task read from /proc. parent, when given, lends its credentials
+ * (a fork copies them) so no status read is needed. Returns the task,
+ * NULL when it could not be read (gone) or on -ENOMEM (logged). */
+struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
+				 const struct procfs_stat *st, const struct tracked_task *parent);
+void tracker_remove(struct tracker *t, struct tracked_task *task);
+/* Updates the facts that stat carries. */
+void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
+/* Is a process that is not yet in the table in scope? st is its leader's. */
+bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
+
+/* tracker_scan.c */
+/* Reconciles with /proc. With verify, every known task's stat is reread
+ * to catch reused tids; without, only new tids are read. */
+int tracker_scan(struct tracker *t, bool verify);
+int tracker_arm_timers(struct tracker *t);
+/* Rescans soon, once however often it is asked before then. */
+void tracker_schedule_recovery(struct tracker *t);
+
+/* tracker_events.c */
+int tracker_attach_connector(struct tracker *t);

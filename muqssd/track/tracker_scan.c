@@ -1,0 +1,248 @@
+/* Reconciling the table with /proc: the start-up scan, recovery after lost
+ * events, the slow periodic check and the polling fallback. */
+#include "tracker_private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define RECOVERY_DELAY_USEC (20 * 1000)
+
+static bool gone_state(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
+static void verify_task(struct tracker *t, struct tracked_task *task, const struct procfs_stat *st)
+{
+	bool renamed = strcmp(task->comm, st->comm) != 0;
+
+	tracker_apply_stat(task, st);
+	task->seen_gen = t->generation;
+	if (renamed) {
+		/* Only a poll or a lost event gets here: tell it like an exec. */
+		free(task->proc->exe);
+		task->proc->exe = NULL;
+		(void)procfs_exe(task->tgid, &task->proc->exe);
+		if (t->cb.task_exec)
+			t->cb.task_exec(task, t->userdata);
+	}
+}
+
+static void scan_threads(struct tracker *t, pid_t tgid, bool verify)
+{
+	char path[32];
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		pid_t tid = procfs_pid_from_name(de->d_name);
+		struct tracked_task *task;
+		struct procfs_stat st;
+		int r;
+
+		if (tid <= 0)
+			continue;
+		task = tidmap_get(&t->tasks, tid);
+		if (task && task->tgid == tgid && !verify) {
+			task->seen_gen = t->generation;
+			continue;
+		}
+		r = procfs_task_stat(tgid, tid, &st);
+		if (r == -EINVAL)
+			log_task(LOG_LEVEL_WARNING, tid, NULL, NULL, "track",
+				 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)tgid, (int)tid);
+		if (r < 0)
+			continue;
+		if (task) {
+			if (task->tgid == tgid && task->start_time == st.start_time &&
+			    !gone_state(st.state)) {
+				verify_task(t, task, &st);
+				continue;
+			}
+			/* The tid was reused: the old task is gone. */
+			tracker_remove(t, task);
+		}
+		if (gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
+			continue;
+		(void)tracker_add(t, tgid, tid, &st, NULL);
+	}
+	closedir(dir);
+}
+
+struct pending {
+	pid_t tgid, ppid;
+};
+
+/* A descendant may be listed before its parent (pids wrap), so processes
+ * whose parent is not yet known wait until the parent is. */
+static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool verify)
+{
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < n; i++) {
+			if (p[i].tgid == 0 || !tidmap_get(&t->procs, p[i].ppid))
+				continue;
+			scan_threads(t, p[i].tgid, verify);
+			p[i].tgid = 0;
+			changed = true;
+		}
+	}
+	return 0;
+}
+
+static void sweep(struct tracker *t, struct task_list *list)
+{
+	struct tracked_task *task, *next;
+
+	TAILQ_FOREACH_SAFE(task, list, list_link, next)
+		if (task->seen_gen != t->generation)
+			tracker_remove(t, task);
+}
+
+int tracker_scan(struct tracker *t, bool verify)
+{
+	struct pending *pending = NULL;
+	size_t npending = 0, cap = 0;
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return log_error_errno(errno, "cannot open /proc: %m");
+	t->generation++;
+	while ((de = readdir(dir))) {
+		pid_t tgid = procfs_pid_from_name(de->d_name);
+		struct procfs_stat st;
+
+		if (tgid <= 2 || tgid == t->scope.self)
+			continue;
+		if (tidmap_get(&t->procs, tgid)) {
+			scan_threads(t, tgid, verify);
+			continue;
+		}
+		if (procfs_task_stat(tgid, tgid, &st) < 0 || scope_excluded(&t->scope, tgid, &st))
+			continue;
+		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid &&
+		    !tidmap_get(&t->procs, st.ppid)) {
+			if (npending == cap) {
+				struct pending *p;
+
+				cap = cap ? cap * 2 : 64;
+				p = realloc(pending, cap * sizeof(*p));
+				if (!p) {
+					r = log_error_errno(ENOMEM, "cannot scan /proc: %m");
+					goto out;
+				}
+				pending = p;
+			}
+			pending[npending++] = (struct pending){ tgid, st.ppid };
+			continue;
+		}
+		if (tracker_admits(t, tgid, &st))
+			scan_threads(t, tgid, verify);
+	}
+	if (t->scope.kind == SCOPE_PID)
+		scan_pending(t, pending, npending, verify);
+	sweep(t, &t->active);
+	sweep(t, &t->idle);
+out:
+	free(pending);
+	closedir(dir);
+	return r;
+}
+
+int tracker_rescan(struct tracker *t)
+{
+	return tracker_scan(t, true);
+}
+
+static int on_recovery(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tracker *t = userdata;
+
+	t->lost_recoveries++;
+	log_info("proc connector dropped events, reconciled with /proc (%llu recoveries)",
+		 (unsigned long long)t->lost_recoveries);
+	(void)tracker_scan(t, true);
+	if (t->recovered)
+		t->recovered(t, t->recovered_userdata);
+	return 0;
+}
+
+void tracker_schedule_recovery(struct tracker *t)
+{
+	int r;
+
+	if (t->rescan_timer) {
+		int enabled = SD_EVENT_OFF;
+
+		(void)sd_event_source_get_enabled(t->rescan_timer, &enabled);
+		if (enabled != SD_EVENT_OFF)
+			return;
+		r = sd_event_source_set_time_relative(t->rescan_timer, RECOVERY_DELAY_USEC);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(t->rescan_timer, SD_EVENT_ONESHOT);
+	} else
+		r = sd_event_add_time_relative(t->event, &t->rescan_timer, CLOCK_MONOTONIC,
+					       RECOVERY_DELAY_USEC, 1000, on_recovery, t);
+	if (r < 0) {
+		log_warning_errno(r, "cannot schedule a rescan, rescanning now: %m");
+		(void)on_recovery(NULL, 0, t);
+	}
+}
+
+static int rearm(sd_event_source *s, unsigned interval_ms)
+{
+	int r = sd_event_source_set_time_relative(s, (uint64_t)interval_ms * 1000);
+
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (r < 0)
+		log_error_errno(r, "cannot re-arm a tracker timer: %m");
+	return 0;
+}
+
+static int on_reconcile(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tracker *t = userdata;
+
+	(void)tracker_scan(t, true);
+	return rearm(s, t->config->reconcile_interval_ms ?: 10000);
+}
+
+static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct tracker *t = userdata;
+
+	/* Polling must also see renames and reused tids: reread everything. */
+	(void)tracker_scan(t, true);
+	return rearm(s, t->config->poll_interval_ms ?: 250);
+}
+
+int tracker_arm_timers(struct tracker *t)
+{
+	unsigned reconcile = t->config->reconcile_interval_ms ?: 10000;
+	unsigned poll = t->config->poll_interval_ms ?: 250;
+	int r;
+
+	r = sd_event_add_time_relative(t->event, &t->reconcile_timer, CLOCK_MONOTONIC,
+				       (uint64_t)reconcile * 1000, 100 * 1000, on_reconcile, t);
+	if (r >= 0 && t->polling)
+		r = sd_event_add_time_relative(t->event, &t->poll_timer, CLOCK_MONOTONIC,
+					       (uint64_t)poll * 1000, 1000, on_poll, t);
+	if (r < 0)
+		return log_error_errno(r, "cannot arm the tracker's timers: %m");
+	return 0;
+}
