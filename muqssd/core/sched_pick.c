@@ -85,13 +85,15 @@ static void pick_put_prev(struct sched *s, struct runqueue *rq, uint64_t now)
 
 static void pick_take(struct sched *s, struct runqueue *rq, struct sched_task *t)
 {
+	/* A queued task keeps the key it was queued with, as in MuQSS. */
 	if (t->queued)
 		runqueue_remove(&s->rqs[t->cpu], t);
+	else
+		t->key = runqueue_task_key(s, t, rq->cpu);
 	rq->curr = t;
 	t->running = true;
 	t->cpu = rq->cpu;
 	t->last_cpu = rq->cpu;
-	t->key = runqueue_task_key(s, t, rq->cpu);
 }
 
 struct sched_task *sched_pick_next(struct sched *s, int cpu, uint64_t now)
