@@ -77,6 +77,13 @@ void daemon_sched_stop(struct daemon *d);
  * human reason into err. */
 int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class class,
 		     bool nice_set, int nice, char *err, size_t errlen);
+/* The class muqssd holds tid in; MUQSS_CLASS_RT for tasks it leaves alone. */
+enum muqss_class daemon_task_class(struct daemon *d, pid_t tid);
+/* Tracker callbacks, forwarded by daemon_track.c. */
+struct tracked_task;
+void daemon_sched_task_new(struct daemon *d, struct tracked_task *tt);
+void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt);
+void daemon_sched_task_exit(struct daemon *d, struct tracked_task *tt);
 /* Appends one object per CPU, each with its queue in order. cpu < 0: all. */
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */

@@ -1,30 +1,298 @@
-/* Placeholder until the scheduling loop lands. */
+/* Scheduling: adopting tasks into the core, class changes, the tick timer,
+ * and putting every task back on the way out. */
 #include "daemon.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sched_loop.h"
+#include "time_util.h"
+
+static enum sched_class core_class(enum muqss_class c)
+{
+	switch (c) {
+	case MUQSS_CLASS_ISO: return SCHED_CLASS_ISO;
+	case MUQSS_CLASS_IDLEPRIO: return SCHED_CLASS_IDLEPRIO;
+	case MUQSS_CLASS_BATCH: return SCHED_CLASS_BATCH;
+	default: return SCHED_CLASS_NORMAL;
+	}
+}
+
+static bool strv_fnmatch(char **patterns, const char *s)
+{
+	for (char **p = patterns; p && *p && s; p++)
+		if (fnmatch(*p, s, 0) == 0)
+			return true;
+	return false;
+}
+
+/* Tasks the kernel or their owner already gave RT, and what the config
+ * exempts, are left alone for good. */
+static bool task_exempt(struct daemon *d, const struct tracked_task *tt)
+{
+	if (tt->policy == SCHED_FIFO || tt->policy == SCHED_RR || tt->policy == SCHED_DEADLINE)
+		return true;
+	return strv_fnmatch(d->config.exempt.comms, tt->comm) ||
+	       strv_fnmatch(d->config.exempt.exes, tracker_task_exe(tt));
+}
+
+static void read_allowed(struct sched_loop *l, pid_t tid, struct cpumask *mask)
+{
+	const struct topology *topo = sched_topology(l->core);
+	cpu_set_t set;
+
+	cpumask_fill(mask, l->nr_cpus);
+	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
+		return;
+	cpumask_zero(mask);
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		if (CPU_ISSET(topology_os_index(topo, cpu), &set))
+			cpumask_set(mask, cpu);
+}
+
+static void idle_list_update(struct sched_loop *l, struct managed_task *m)
+{
+	bool want = m->class == MUQSS_CLASS_IDLEPRIO && m->tt->tid == m->tt->tgid;
+
+	if (want && !m->on_idle_list)
+		LIST_INSERT_HEAD(&l->idleprio, m, idle_link);
+	else if (!want && m->on_idle_list)
+		LIST_REMOVE(m, idle_link);
+	m->on_idle_list = want;
+}
+
+void managed_set_class(struct sched_loop *l, struct managed_task *m, enum muqss_class class)
+{
+	bool was_running = m->st.running;
+	int cpu = m->st.cpu;
+
+	m->class = class;
+	(void)sched_set_class(l->core, &m->st, core_class(class), 0);
+	if (class == MUQSS_CLASS_IDLEPRIO && !m->idle_policy) {
+		if (enforce_set_idle(l->enf, &m->target, true) == 0)
+			m->idle_policy = true;
+	} else if (class != MUQSS_CLASS_IDLEPRIO && m->idle_policy) {
+		managed_cont(l, m);
+		if (enforce_set_idle(l->enf, &m->target, false) == 0)
+			m->idle_policy = false;
+	}
+	idle_list_update(l, m);
+	if (was_running && cpu >= 0)
+		l->resched[cpu] = true;
+	log_task(LOG_LEVEL_DEBUG, m->target.tid, m->tt->comm, sched_class_name(m->st.class),
+		 "class", "now %s", sched_class_name(m->st.class));
+}
+
+/* The class a new task starts in: its parent thread's or process's. */
+static enum muqss_class inherited_class(struct daemon *d, const struct tracked_task *tt)
+{
+	struct tracked_task *parent = NULL;
+	struct managed_task *pm;
+
+	if (tt->tid != tt->tgid)
+		parent = tracker_lookup(d->tracker, tt->tgid);
+	if (!parent && tt->ppid > 1)
+		parent = tracker_lookup(d->tracker, tt->ppid);
+	pm = parent ? parent->sched_data : NULL;
+	if (pm && pm->adopted)
+		return pm->class;
+	if (tt->policy == SCHED_IDLE)
+		return MUQSS_CLASS_IDLEPRIO;
+	if (tt->policy == SCHED_BATCH)
+		return MUQSS_CLASS_BATCH;
+	return MUQSS_CLASS_NORMAL;
+}
+
+static void adopt(struct daemon *d, struct tracked_task *tt)
+{
+	struct sched_loop *l = d->loop;
+	struct managed_task *m = tt->sched_data;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC);
+
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m) {
+			log_error_errno(ENOMEM, "cannot track %d: %m", (int)tt->tid);
+			return;
+		}
+		tt->sched_data = m;
+	}
+	m->tt = tt;
+	m->pinned_cpu = -1;
+	m->kernel_nice = NICE_UNSET;
+	m->target = (struct enforce_target){ tt->tid, tt->tgid, tt->start_time };
+	m->exempt = task_exempt(d, tt);
+	if (m->exempt || m->adopted)
+		return;
+	sched_task_init(l->core, &m->st, (uint64_t)tt->tid, now);
+	m->st.data = m;
+	m->st.nice = tt->nice;
+	deadline_refill(&m->st.dl, tt->nice, sched_get_config(l->core)->rr_interval_ms, now);
+	read_allowed(l, tt->tid, &m->st.allowed);
+	m->st.last_cpu = tt->last_cpu >= 0 && tt->last_cpu < l->nr_cpus ? tt->last_cpu : 0;
+	m->seen_cpu_ns = tt->cpu_ns;
+	m->adopted = true;
+	managed_set_class(l, m, inherited_class(d, tt));
+}
+
+static void release(struct sched_loop *l, struct managed_task *m, bool gone)
+{
+	int cpu = m->st.running ? m->st.cpu : -1;
+
+	if (m->adopted)
+		sched_dequeue(l->core, &m->st);
+	if (cpu >= 0)
+		l->resched[cpu] = true;
+	if (m->on_idle_list)
+		LIST_REMOVE(m, idle_link);
+	m->on_idle_list = false;
+	if (gone)
+		enforce_forget(l->enf, m->target.tid);
+	else
+		(void)enforce_release(l->enf, &m->target);
+}
+
+void daemon_sched_task_new(struct daemon *d, struct tracked_task *tt)
+{
+	if (d->loop)
+		adopt(d, tt);
+}
+
+void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt)
+{
+	struct managed_task *m = tt->sched_data;
+
+	if (!d->loop || !m)
+		return;
+	/* An exec can move a task into or out of an exemption. */
+	if (task_exempt(d, tt) != m->exempt) {
+		if (!m->exempt)
+			release(d->loop, m, false);
+		m->adopted = false;
+		adopt(d, tt);
+	}
+}
+
+void daemon_sched_task_exit(struct daemon *d, struct tracked_task *tt)
+{
+	struct managed_task *m = tt->sched_data;
+
+	if (!m)
+		return;
+	if (d->loop)
+		release(d->loop, m, true);
+	free(m);
+	tt->sched_data = NULL;
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct sched_loop *l = userdata;
+
+	sched_loop_tick(l, now_nsec(CLOCK_MONOTONIC));
+	(void)sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + l->tick_ns / 1000);
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static void config_to_core(const struct config_tunables *t, struct sched_config *c)
+{
+	sched_config_defaults(c);
+	c->rr_interval_ms = t->rr_interval_ms;
+	c->interactive = t->interactive;
+	c->iso_cpu = t->iso_cpu;
+	c->yield_type = (int)t->yield_type;
+	c->iso_mode = t->iso_reading == ISO_READING_PER_CPU ? ISO_MODE_PER_CPU : ISO_MODE_MACHINE;
+	c->tick_ns = TICK_ACTIVE_NS;
+}
+
+static void adopt_one(struct tracked_task *tt, void *userdata)
+{
+	adopt(userdata, tt);
+}
 
 int daemon_sched_start(struct daemon *d)
 {
+	struct sched_config cfg;
+	struct sched_loop *l;
+	int r;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return log_error_errno(ENOMEM, "out of memory");
+	l->d = d;
+	LIST_INIT(&l->idleprio);
+	if (hwloc_topology_init(&l->topo) < 0 || hwloc_topology_load(l->topo) < 0) {
+		r = log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");
+		goto fail;
+	}
+	config_to_core(&d->config.tunables, &cfg);
+	r = sched_new(&l->core, l->topo, &cfg);
+	if (r < 0) {
+		log_error_errno(r, "cannot start the scheduler core: %m");
+		goto fail;
+	}
+	l->nr_cpus = sched_nr_cpus(l->core);
+	l->resched = calloc((size_t)l->nr_cpus, sizeof(bool));
+	l->hogs = calloc((size_t)l->nr_cpus, sizeof(unsigned));
+	if (!l->resched || !l->hogs) {
+		r = log_error_errno(ENOMEM, "out of memory");
+		goto fail;
+	}
+	r = enforcer_new(&l->enf, d->config.state_dir);
+	if (r < 0) {
+		log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
+		goto fail;
+	}
+	/* Above every boost we grant, so a boosted spinner never starves us. */
+	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
+	l->tick_ns = TICK_ACTIVE_NS;
+	/* Accuracy 1 us: sd-event's default of 250 ms would coalesce the tick away. */
+	r = sd_event_add_time(d->event, &l->tick, CLOCK_MONOTONIC, 0, 1, on_tick, l);
+	if (r < 0) {
+		log_error_errno(r, "cannot arm the scheduler tick: %m");
+		goto fail;
+	}
+	d->loop = l;
+	tracker_foreach(d->tracker, adopt_one, d);
+	log_info("scheduler: %d CPUs, rr_interval %u ms, EEVDF slice %s", l->nr_cpus,
+		 cfg.rr_interval_ms, enforce_slice_supported(l->enf) ? "supported" : "unsupported");
 	return 0;
+fail:
+	d->loop = l;
+	daemon_sched_stop(d);
+	return r;
+}
+
+static void drop_one(struct tracked_task *tt, void *userdata)
+{
+	free(tt->sched_data);
+	tt->sched_data = NULL;
 }
 
 void daemon_sched_stop(struct daemon *d)
 {
-}
+	struct sched_loop *l = d->loop;
 
-int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class class,
-		     bool nice_set, int nice, char *err, size_t errlen)
-{
-	snprintf(err, errlen, "scheduling is not implemented yet");
-	return -EOPNOTSUPP;
-}
-
-int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
-{
-	return 0;
-}
-
-void daemon_tunables_changed(struct daemon *d)
-{
+	if (!l)
+		return;
+	d->loop = NULL;
+	sd_event_source_disable_unref(l->tick);
+	if (l->enf) {
+		int r = enforcer_restore_all(l->enf);
+		if (r < 0)
+			log_error_errno(r, "restoring tasks failed: %m");
+		enforcer_free(l->enf);
+	}
+	if (d->tracker)
+		tracker_foreach(d->tracker, drop_one, NULL);
+	sched_free(l->core);
+	if (l->topo)
+		hwloc_topology_destroy(l->topo);
+	free(l->resched);
+	free(l->hogs);
+	free(l);
 }

@@ -1,0 +1,110 @@
+/* A periodic probe: wakes at absolute times, burns a fixed amount of CPU per
+ * period, and reports how late it woke and how many periods it missed.
+ * Models a 60 Hz frame loop or an audio callback. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t ts_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void burn_cpu(uint64_t ns)
+{
+	uint64_t start = ts_ns(CLOCK_THREAD_CPUTIME_ID);
+	volatile uint64_t x = 0;
+
+	while (ts_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
+		for (int i = 0; i < 1000; i++)
+			x += (uint64_t)i;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	double period_ms = 1000.0 / 60.0, work_ms = 3.0, duration_s = 10.0;
+	const char *ready_file = NULL;
+	int c;
+
+	while ((c = getopt(argc, argv, "p:w:d:r:")) >= 0) {
+		switch (c) {
+		case 'p': period_ms = atof(optarg); break;
+		case 'w': work_ms = atof(optarg); break;
+		case 'd': duration_s = atof(optarg); break;
+		case 'r': ready_file = optarg; break;
+		default:
+			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-r READY_FILE]\n");
+			return 2;
+		}
+	}
+	if (period_ms <= 0 || work_ms < 0 || duration_s <= 0) {
+		fprintf(stderr, "frame-probe: bad arguments\n");
+		return 2;
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+
+	uint64_t period = (uint64_t)(period_ms * 1e6), work = (uint64_t)(work_ms * 1e6);
+	size_t max = (size_t)(duration_s * 1e9 / (double)period) + 1, n = 0, missed = 0;
+	uint64_t *lat = calloc(max, sizeof(*lat));
+	if (!lat)
+		return 1;
+	if (ready_file) {
+		FILE *f = fopen(ready_file, "w");
+		if (f)
+			fclose(f);
+	}
+
+	uint64_t next = ts_ns(CLOCK_MONOTONIC) + period;
+	while (n < max && !stop) {
+		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
+				       .tv_nsec = (long)(next % 1000000000ULL) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stop)
+			;
+		if (stop)
+			break;
+		uint64_t woke = ts_ns(CLOCK_MONOTONIC);
+		lat[n++] = woke - next;
+		burn_cpu(work);
+		uint64_t done = ts_ns(CLOCK_MONOTONIC);
+		next += period;
+		if (done > next) {
+			/* A frame that ends after the next one was due is missed;
+			 * skip the periods it overran, as a compositor would. */
+			missed++;
+			while (next < done)
+				next += period;
+		}
+	}
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	uint64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(n * 99) / 100] : 0, mx = n ? lat[n - 1] : 0;
+	printf("{\"frames\": %zu, \"missed\": %zu, \"missed_pct\": %.3f, "
+	       "\"wake_p50_us\": %.1f, \"wake_p99_us\": %.1f, \"wake_max_us\": %.1f}\n",
+	       n, missed, n ? 100.0 * (double)missed / (double)n : 0.0,
+	       (double)p50 / 1e3, (double)p99 / 1e3, (double)mx / 1e3);
+	free(lat);
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* A CPU hog that counts its work: loops until SIGTERM or the duration ends,
+ * then prints how many iterations it did and how much CPU it got. */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static double seconds(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	double duration = argc > 1 ? atof(argv[1]) : 10.0;
+	double start = seconds(CLOCK_MONOTONIC);
+	volatile uint64_t x = 0;
+	uint64_t iterations = 0;
+
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	while (!stop) {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i;
+		iterations++;
+		if ((iterations & 63) == 0 && seconds(CLOCK_MONOTONIC) - start >= duration)
+			break;
+	}
+	printf("{\"iterations\": %llu, \"cpu_s\": %.3f, \"wall_s\": %.3f}\n",
+	       (unsigned long long)iterations, seconds(CLOCK_PROCESS_CPUTIME_ID),
+	       seconds(CLOCK_MONOTONIC) - start);
+	return 0;
+}

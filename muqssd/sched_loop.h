@@ -1,0 +1,106 @@
+/* The live scheduling loop: the core's decisions, mapped onto the kernel.
+ *
+ * Every managed thread has a struct managed_task holding the core's view
+ * (deadline, slice, queue) next to what we changed in the kernel.
+ *
+ * Tasks that sleep before their slice runs out (interactive ones) and ISO
+ * tasks sit in the core's per-CPU queues. On each CPU the core's pick is
+ * pinned there and boosted to SCHED_FIFO, so the kernel runs it ahead of
+ * normal work, as MuQSS runs the earliest deadline; when its slice of
+ * measured CPU time runs out, or it sleeps, the next one takes its place.
+ * A recently active sleeper whose key beats its CPU's running task waits
+ * boosted one step higher, so its wake-up preempts at once, as MuQSS's
+ * wakeup preemption does.
+ *
+ * A task that uses a whole slice without sleeping is a hog: it leaves the
+ * queues (still charged, keeping its deadline) and shares the CPUs through
+ * the kernel's fair class, with its nice translated so the kernel's
+ * weights give MuQSS's shares. Boosting hogs one after another would
+ * reproduce MuQSS exactly, but it would hold every CPU in SCHED_FIFO and
+ * starve whatever muqssd does not manage, kernel threads included. A hog
+ * that sleeps is interactive again.
+ *
+ * IDLEPRIO tasks run SCHED_IDLE and are SIGSTOPped while normal work
+ * occupies every CPU they may use. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sched.h>
+#include <sys/queue.h>
+#include <hwloc.h>
+#include <systemd/sd-event.h>
+
+#include "daemon.h"
+#include "enforce.h"
+#include "core/sched.h"
+#include "tracker.h"
+
+/* The head of each CPU runs at BOOST_RUN; early-key sleepers wait at
+ * BOOST_WAKE so they preempt it when they wake. Both are below
+ * ENFORCE_DAEMON_PRIO. */
+#define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
+#define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
+
+#define TICK_ACTIVE_NS (1000ULL * 1000)		/* while anything runs */
+#define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing does */
+/* How long ago a task must have run to be worth a wake-up boost. */
+#define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
+#define NICE_UNSET 100
+
+struct managed_task {
+	struct sched_task st;
+	struct tracked_task *tt;
+	struct enforce_target target;
+	enum muqss_class class;
+	bool exempt;		/* never touched: RT by others, config exemption */
+	bool adopted;		/* st is initialised */
+	uint64_t seen_cpu_ns;
+	uint64_t last_ran_ns;
+	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
+	int boost_prio;		/* 0 when not boosted */
+	bool slice_set;
+	bool hog;		/* used its last slice without sleeping */
+	bool slept;		/* seen asleep since its slice began */
+	int kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
+	bool idle_policy;
+	bool stopped;
+	uint64_t stopped_since_ns;
+	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
+	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
+	bool on_idle_list;
+};
+
+struct sched_loop {
+	struct daemon *d;
+	struct sched *core;
+	hwloc_topology_t topo;
+	struct enforcer *enf;
+	sd_event_source *tick;
+	uint64_t tick_ns;
+	uint64_t last_tick_ns;
+	uint64_t iso_carry_ns;
+	int nr_cpus;
+	bool *resched;		/* per CPU, this tick */
+	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
+	bool any_d_state;	/* a managed task sat in D this tick */
+	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
+};
+
+/* sched_tick.c */
+/* The kernel nice whose CFS weight gives MuQSS's share for nice. */
+int muqss_kernel_nice(int nice);
+int sched_loop_tick(struct sched_loop *l, uint64_t now);
+/* Boost, pin, stop: the levers, with their failures logged once. */
+void managed_boost(struct sched_loop *l, struct managed_task *m, int prio);
+void managed_unboost(struct sched_loop *l, struct managed_task *m);
+void managed_pin(struct sched_loop *l, struct managed_task *m, int cpu);
+void managed_unpin(struct sched_loop *l, struct managed_task *m);
+void managed_cont(struct sched_loop *l, struct managed_task *m);
+/* daemon_sched.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */
+void managed_set_class(struct sched_loop *l, struct managed_task *m, enum muqss_class class);
+
+static inline struct managed_task *managed_of(const struct sched_task *st)
+{
+	return st ? (struct managed_task *)st->data : NULL;
+}

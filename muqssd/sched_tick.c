@@ -1,0 +1,314 @@
+/* One tick of the live loop: measure, charge, pick, boost. */
+#include "sched_loop.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+
+void managed_boost(struct sched_loop *l, struct managed_task *m, int prio)
+{
+	int r;
+
+	if (m->boost_prio == prio)
+		return;
+	r = enforce_boost(l->enf, &m->target, prio);
+	if (r < 0) {
+		if (r != -ESRCH)
+			log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm,
+				 sched_class_name(m->st.class), "boost",
+				 "cannot boost: %s, ignoring", strerror(-r));
+		return;
+	}
+	if (!m->boost_prio)
+		l->d->counters.boosts++;
+	m->boost_prio = prio;
+}
+
+void managed_unboost(struct sched_loop *l, struct managed_task *m)
+{
+	if (!m->boost_prio)
+		return;
+	(void)enforce_unboost(l->enf, &m->target);
+	m->boost_prio = 0;
+}
+
+void managed_pin(struct sched_loop *l, struct managed_task *m, int cpu)
+{
+	cpu_set_t set;
+	int r;
+
+	if (m->pinned_cpu == cpu)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(topology_os_index(sched_topology(l->core), cpu), &set);
+	r = enforce_pin(l->enf, &m->target, &set);
+	if (r < 0 && r != -ESRCH)
+		log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm,
+			 sched_class_name(m->st.class), "pin",
+			 "cannot pin to CPU %d: %s, ignoring", cpu, strerror(-r));
+	if (r >= 0)
+		m->pinned_cpu = cpu;
+}
+
+void managed_unpin(struct sched_loop *l, struct managed_task *m)
+{
+	if (m->pinned_cpu < 0)
+		return;
+	(void)enforce_unpin(l->enf, &m->target);
+	m->pinned_cpu = -1;
+}
+
+void managed_cont(struct sched_loop *l, struct managed_task *m)
+{
+	if (!m->stopped)
+		return;
+	(void)enforce_cont(l->enf, &m->target);
+	m->stopped = false;
+}
+
+/* CFS's weight for each nice level (kernel/sched/core.c), index nice + 20. */
+static const unsigned cfs_weight[40] = {
+	88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+	9548, 7620, 6100, 4904, 3906, 3121, 2501, 1991, 1586, 1277,
+	1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
+	110, 87, 70, 56, 45, 36, 29, 23, 18, 15,
+};
+
+/* The kernel nice whose CFS weight gives a hog MuQSS's share: under
+ * MuQSS, share goes with 1 / prio_ratio^2, so the weight we want is
+ * 1024 * (ratio(0) / ratio(nice))^2. */
+int muqss_kernel_nice(int nice)
+{
+	double r = (double)deadline_prio_ratio(0) / (double)deadline_prio_ratio(nice);
+	double want = 1024.0 * r * r, best = 1e18;
+	int pick = 0;
+
+	for (int i = 0; i < 40; i++) {
+		double diff = want > cfs_weight[i] ? want - cfs_weight[i] : cfs_weight[i] - want;
+
+		if (diff < best) {
+			best = diff;
+			pick = i - 20;
+		}
+	}
+	return pick;
+}
+
+static void become_hog(struct sched_loop *l, struct managed_task *m, bool hog)
+{
+	int want;
+
+	m->hog = hog;
+	if (hog) {
+		sched_dequeue(l->core, &m->st);
+		managed_unboost(l, m);
+		managed_unpin(l, m);
+	}
+	want = hog && m->st.nice != 0 ? muqss_kernel_nice(m->st.nice) : m->st.nice;
+	if (want == (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice))
+		return;
+	if (enforce_set_nice(l->enf, &m->target, want) == 0)
+		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
+}
+
+/* Brings the core's view of one task up to date with what the tracker
+ * just read: charge the CPU it used, queue it if it woke, dequeue it if it
+ * sleeps, and move it between the queues and the hogs. */
+static void account_task(struct tracked_task *tt, void *userdata)
+{
+	struct sched_loop *l = userdata;
+	struct managed_task *m = tt->sched_data;
+	const struct sched_config *cfg = sched_get_config(l->core);
+	uint64_t now = l->last_tick_ns, delta;
+	bool runnable, expired = false;
+
+	if (!m || m->exempt || !m->adopted)
+		return;
+	delta = tt->cpu_ns > m->seen_cpu_ns ? tt->cpu_ns - m->seen_cpu_ns : 0;
+	m->seen_cpu_ns = tt->cpu_ns;
+	if (delta)
+		m->last_ran_ns = now;
+	if (tt->state == 'D' && m->class != MUQSS_CLASS_IDLEPRIO)
+		l->any_d_state = true;
+	runnable = tt->state == 'R';
+	if (!runnable)
+		m->slept = true;
+
+	if (m->st.running) {
+		int cpu = m->st.cpu;
+
+		if (delta && sched_charge(l->core, cpu, delta, now) > 0) {
+			l->resched[cpu] = true;
+			expired = true;
+		}
+		if (!runnable) {
+			sched_dequeue(l->core, &m->st);
+			l->resched[cpu] = true;
+		}
+	} else if (delta) {
+		/* It ran outside the core's choice: it pays all the same. */
+		expired = deadline_charge(&m->st.dl, delta, m->st.nice, cfg->rr_interval_ms, now);
+		if (expired && m->st.queued) {
+			int cpu = m->st.cpu;
+
+			sched_dequeue(l->core, &m->st);
+			(void)sched_enqueue(l->core, &m->st, cpu, now);
+		}
+	}
+	if (expired) {
+		/* ISO and IDLEPRIO keep their class's rules; only normal work
+		 * can be a hog. */
+		bool hog = !m->slept && runnable && m->st.class != SCHED_CLASS_ISO &&
+			   m->st.class != SCHED_CLASS_IDLEPRIO && m->st.class != SCHED_CLASS_RT;
+		m->slept = false;
+		if (hog != m->hog)
+			become_hog(l, m, hog);
+	} else if (m->hog && !runnable) {
+		become_hog(l, m, false);
+	}
+	if (m->hog) {
+		if (runnable && tt->last_cpu >= 0 && tt->last_cpu < l->nr_cpus)
+			l->hogs[tt->last_cpu]++;
+		return;
+	}
+	if (runnable && !m->st.queued && !m->st.running) {
+		int preempt = -1, cpu;
+
+		cpu = sched_wake(l->core, &m->st, now, &preempt);
+		if (cpu >= 0) {
+			managed_pin(l, m, cpu);
+			if (preempt >= 0)
+				l->resched[preempt] = true;
+		}
+	} else if (!runnable && m->st.queued) {
+		sched_dequeue(l->core, &m->st);
+	}
+}
+
+/* Makes the kernel run what the core picked on cpu. */
+static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
+{
+	struct managed_task *prev = managed_of(sched_running(l->core, cpu)), *next;
+
+	next = managed_of(sched_pick_next(l->core, cpu, now));
+	log_debug("cpu %d: %d -> %d", cpu, prev ? (int)prev->target.tid : 0,
+		  next ? (int)next->target.tid : 0);
+	if (prev && prev != next)
+		managed_unboost(l, prev);
+	if (!next)
+		return;
+	managed_pin(l, next, cpu);
+	/* IDLEPRIO work runs SCHED_IDLE; the kernel already prefers anything
+	 * else, so it needs no boost, only to be let run. */
+	if (next->st.class == SCHED_CLASS_IDLEPRIO && !next->st.idle_promoted)
+		managed_unboost(l, next);
+	else
+		managed_boost(l, next, BOOST_RUN);
+}
+
+/* Boosts sleepers whose key beats what their CPU runs, so their wake-up
+ * preempts it in the kernel right away; unboosts the rest. */
+static void arm_sleeper(struct tracked_task *tt, void *userdata)
+{
+	struct sched_loop *l = userdata;
+	struct managed_task *m = tt->sched_data;
+	struct sched_task *curr;
+	int cpu;
+
+	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
+		return;
+	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
+	curr = cpu >= 0 ? sched_running(l->core, cpu) : NULL;
+	if (curr && m->st.class != SCHED_CLASS_IDLEPRIO &&
+	    l->last_tick_ns - m->last_ran_ns < RECENT_SLEEPER_NS && m->st.key < curr->key &&
+	    m->st.dl.slice_ns > DEADLINE_RESCHED_NS) {
+		managed_pin(l, m, cpu);
+		managed_boost(l, m, BOOST_WAKE);
+	} else {
+		managed_unboost(l, m);
+	}
+}
+
+/* True if normal work holds every CPU m may use. */
+static bool cpus_all_busy(struct sched_loop *l, const struct managed_task *m)
+{
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		struct sched_task *curr;
+
+		if (!cpumask_test(&m->st.allowed, cpu))
+			continue;
+		curr = sched_running(l->core, cpu);
+		if (l->hogs[cpu])
+			continue;
+		if (!curr || curr->class == SCHED_CLASS_IDLEPRIO)
+			return false;
+	}
+	return true;
+}
+
+/* SIGSTOP an IDLEPRIO process while normal work fills its CPUs, SIGCONT
+ * when a CPU frees up, and never leave it stopped past the bound or
+ * while it may hold something others wait for. */
+static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
+{
+	struct tracked_task *tt = m->tt;
+	uint64_t now = l->last_tick_ns;
+	uint64_t bound = (uint64_t)l->d->config.idleprio_stop_max_ms * 1000000ULL;
+	uint64_t grace = (uint64_t)sched_get_config(l->core)->rr_interval_ms * 1000000ULL;
+
+	if (m->stopped) {
+		if (now - m->stopped_since_ns >= bound || l->any_d_state || !cpus_all_busy(l, m)) {
+			managed_cont(l, m);
+			m->cont_until_ns = now + grace;
+		}
+		return;
+	}
+	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
+		return;
+	if (enforce_stop(l->enf, &m->target) == 0) {
+		m->stopped = true;
+		m->stopped_since_ns = now;
+		l->d->counters.stops++;
+	}
+}
+
+int sched_loop_tick(struct sched_loop *l, uint64_t now)
+{
+	uint64_t dt = l->last_tick_ns ? now - l->last_tick_ns : l->tick_ns;
+	size_t idle = tracker_count(l->d->tracker) - tracker_count_active(l->d->tracker);
+	/* Sweep the sleepers about every two seconds, whatever their number. */
+	unsigned budget = (unsigned)(idle * (l->tick_ns / 1000) / 2000000) + 1;
+	bool busy = false;
+
+	l->last_tick_ns = now;
+	l->any_d_state = false;
+	memset(l->resched, 0, sizeof(bool) * (size_t)l->nr_cpus);
+	memset(l->hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	tracker_refresh_active(l->d->tracker, now, budget);
+	tracker_foreach_active(l->d->tracker, account_task, l);
+
+	/* ISO accounting runs in ticks of TICK_ACTIVE_NS, however long ours was. */
+	l->iso_carry_ns += dt;
+	for (int n = 0; l->iso_carry_ns >= TICK_ACTIVE_NS && n < 1000; n++) {
+		l->iso_carry_ns -= TICK_ACTIVE_NS;
+		if (sched_iso_tick(l->core))
+			memset(l->resched, 1, sizeof(bool) * (size_t)l->nr_cpus);
+	}
+	if (l->iso_carry_ns >= TICK_ACTIVE_NS)
+		l->iso_carry_ns = 0;
+
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		if (l->resched[cpu] || sched_need_resched(l->core, cpu) ||
+		    (!sched_running(l->core, cpu) && sched_queue_len(l->core, cpu)))
+			switch_cpu(l, cpu, now);
+		if (sched_running(l->core, cpu) || sched_queue_len(l->core, cpu) || l->hogs[cpu])
+			busy = true;
+	}
+	tracker_foreach_active(l->d->tracker, arm_sleeper, l);
+	struct managed_task *m;
+	LIST_FOREACH(m, &l->idleprio, idle_link)
+		gate_idleprio(l, m);
+	l->tick_ns = busy || tracker_count_active(l->d->tracker) ? TICK_ACTIVE_NS : TICK_IDLE_NS;
+	return 0;
+}
