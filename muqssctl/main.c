@@ -1,0 +1,183 @@
+/* muqssctl: the command line for muqssd. */
+#include "muqssctl.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: muqssctl [--socket PATH] [--json] COMMAND [ARGS...]\n"
+		"\n"
+		"Control muqssd, MuQSS scheduling for user tasks.\n"
+		"\n"
+		"Commands:\n"
+		"  status                     daemon version, uptime, tunables, counters\n"
+		"  iso [-t] PID...            put processes (with -t: threads) in SCHED_ISO\n"
+		"  idleprio [-t] PID...       ... in SCHED_IDLEPRIO\n"
+		"  normal [-t] PID...         ... back in the normal class\n"
+		"  batch [-t] PID...          ... in the batch class\n"
+		"  run [-I|-D|-N|-B] [-n NICE] -- CMD [ARGS...]\n"
+		"                             start CMD under a policy (default -I, ISO)\n"
+		"  get [TUNABLE]              show tunables\n"
+		"  set TUNABLE VALUE          change a tunable at once\n"
+		"  queues [--cpu N]           each CPU's run queue in order\n"
+		"  tasks                      the tasks muqssd tracks\n"
+		"  reload                     re-read the configuration file\n"
+		"  top                        live view of queues and class CPU shares\n"
+		"\n"
+		"Tunables: rr_interval (1..1000 ms), interactive (0..1), iso_cpu (0..100 %%),\n"
+		"          yield_type (0..2), iso_reading (machine|per-cpu)\n"
+		"\n"
+		"Options:\n"
+		"  -s, --socket PATH  control socket (default $MUQSS_SOCKET or "
+		MUQSS_DEFAULT_SOCKET ")\n"
+		"  -j, --json         print JSON instead of tables\n"
+		"  -h, --help         show this help\n"
+		"      --version      show the version\n"
+		"\n"
+		"Exit status: 0 done, 1 failed, 2 usage, 3 no daemon, 4 permission denied,\n"
+		"5 no such process, 6 bad value; run returns the program's status.\n");
+}
+
+int ctl_connect(struct ctl *ctl)
+{
+	const char *path = ctl->socket;
+	int r;
+
+	if (ctl->client)
+		return 0;
+	if (!path)
+		path = getenv("MUQSS_SOCKET");
+	if (!path || !*path)
+		path = MUQSS_DEFAULT_SOCKET;
+	r = muqss_connect(&ctl->client, path);
+	if (r == -EPROTO) {
+		fprintf(stderr, "muqssctl: %s: muqssd speaks another protocol version; "
+				"are muqssctl and muqssd from the same release?\n", path);
+		return EXIT_FAIL;
+	}
+	if (r < 0) {
+		fprintf(stderr, "muqssctl: cannot connect to %s: %s", path, strerror(-r));
+		if (r == -ENOENT || r == -ECONNREFUSED)
+			fprintf(stderr, "; is muqssd running? (systemctl start muqssd)");
+		fputc('\n', stderr);
+		return EXIT_NO_DAEMON;
+	}
+	return 0;
+}
+
+int ctl_fail(struct ctl *ctl, int r, const char *what)
+{
+	const char *msg = ctl->client ? muqss_error_message(ctl->client) : "";
+
+	if (msg[0])
+		fprintf(stderr, "muqssctl: %s\n", msg);
+	else
+		fprintf(stderr, "muqssctl: %s: %s\n", what, strerror(-r));
+	switch (-r) {
+	case EPERM:
+	case EACCES:
+		return EXIT_DENIED;
+	case ESRCH:
+		return EXIT_NO_PROCESS;
+	case EINVAL:
+	case ERANGE:
+	case ENOENT:
+		return EXIT_BAD_VALUE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+cJSON *ctl_parse(const char *text)
+{
+	cJSON *o = cJSON_Parse(text);
+
+	if (!o)
+		fprintf(stderr, "muqssctl: muqssd sent malformed JSON\n");
+	return o;
+}
+
+void ctl_print_json(const char *text)
+{
+	cJSON *o = cJSON_Parse(text);
+	char *pretty = o ? cJSON_Print(o) : NULL;
+
+	puts(pretty ? pretty : text);
+	cJSON_free(pretty);
+	cJSON_Delete(o);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct ctl *ctl, int argc, char **argv);
+} verbs[] = {
+	{ "status", verb_status },
+	{ "iso", verb_class },
+	{ "idleprio", verb_class },
+	{ "normal", verb_class },
+	{ "batch", verb_class },
+	{ "run", verb_run },
+	{ "get", verb_get },
+	{ "set", verb_set },
+	{ "queues", verb_queues },
+	{ "tasks", verb_tasks },
+	{ "reload", verb_reload },
+	{ "top", verb_top },
+};
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct ctl ctl = { 0 };
+	int c, r;
+
+	/* '+': options after the command belong to the command. */
+	while ((c = getopt_long(argc, argv, "+s:jh", longopts, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			ctl.socket = optarg;
+			break;
+		case 'j':
+			ctl.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("muqssctl %s (protocol %d)\n", MUQSS_VERSION, PROTOCOL_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		if (strcmp(argv[optind], verbs[i].name) != 0)
+			continue;
+		/* Each verb parses its own options from argv[0] = its name. */
+		argc -= optind;
+		argv += optind;
+		optind = 0;
+		r = verbs[i].run(&ctl, argc, argv);
+		muqss_close(ctl.client);
+		return r;
+	}
+	fprintf(stderr, "muqssctl: unknown command: %s (see muqssctl --help)\n", argv[optind]);
+	return EXIT_USAGE;
+}
