@@ -1,0 +1,287 @@
+/* The control server over socketpairs with a fake daemon: hello, version
+ * mismatch, bad JSON and oversize close only their own client; a client
+ * that never reads stalls nobody and is dropped; long queues are split. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "wire.h"
+
+#define check(cond)                                                                 \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
+				__LINE__, #cond);                                   \
+			exit(EXIT_FAILURE);                                         \
+		}                                                                   \
+	} while (0)
+
+static struct config_tunables tunables = { .rr_interval_ms = 6, .iso_cpu = 70 };
+static int tunables_changed;
+static int queue_len = 3;
+
+static int fake_status(void *u, cJSON *o)
+{
+	return cJSON_AddStringToObject(o, "version", "test") ? 0 : -ENOMEM;
+}
+
+static int fake_tasks(void *u, cJSON *a)
+{
+	return 0;
+}
+
+static int fake_queues(void *u, int cpu, cJSON *a)
+{
+	for (int c = 0; c < 2; c++) {
+		cJSON *o = cJSON_CreateObject(), *q;
+		cJSON_AddNumberToObject(o, "cpu", c);
+		q = cJSON_AddArrayToObject(o, "queue");
+		for (int i = 0; i < queue_len; i++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "tid", i);
+			cJSON_AddStringToObject(e, "comm", "a-rather-long-comm");
+			cJSON_AddStringToObject(e, "class", "normal");
+			cJSON_AddNumberToObject(e, "deadline_rel_ns", 123456789);
+			cJSON_AddItemToArray(q, e);
+		}
+		cJSON_AddItemToArray(a, o);
+	}
+	return 0;
+}
+
+static int fake_set_class(void *u, pid_t pid, pid_t tid, enum control_class class, bool nice_set,
+			  int nice, char *err, size_t errlen)
+{
+	return 0;
+}
+
+static struct config_tunables *fake_tunables(void *u)
+{
+	return &tunables;
+}
+
+static void fake_changed(void *u)
+{
+	tunables_changed++;
+}
+
+static int fake_reload(void *u)
+{
+	return 0;
+}
+
+static const struct control_ops ops = {
+	.status = fake_status, .dump_tasks = fake_tasks, .dump_queues = fake_queues,
+	.set_class = fake_set_class, .tunables = fake_tunables,
+	.tunables_changed = fake_changed, .reload = fake_reload,
+};
+
+static sd_event *event;
+static struct control_server *server;
+
+static void spin(int rounds)
+{
+	for (int i = 0; i < rounds; i++)
+		check(sd_event_run(event, 1000) >= 0);
+}
+
+static int connect_client(void)
+{
+	int sv[2];
+
+	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+	check(control_server_add_fd(server, sv[0]) == 0);
+	return sv[1];
+}
+
+static void send_frame(int fd, uint16_t version, uint16_t type, const char *json)
+{
+	struct wire_buf b;
+
+	wire_buf_init(&b, 0);
+	check(wire_buf_append(&b, version, type, json, json ? strlen(json) : 0) == 0);
+	check(wire_buf_flush(&b, fd) == 1);
+	wire_buf_free(&b);
+}
+
+/* Spins the loop until a frame arrives; returns its type, the body in *body. */
+static int recv_frame(int fd, char **body)
+{
+	struct wire_reader r = { 0 };
+	struct muqss_header h;
+
+	for (int i = 0; i < 200; i++) {
+		int k = wire_reader_read(&r, fd);
+		if (k == 1) {
+			wire_reader_take(&r, &h, body);
+			return h.type;
+		}
+		if (k < 0) {
+			wire_reader_reset(&r);
+			return k;
+		}
+		spin(1);
+	}
+	wire_reader_reset(&r);
+	return -ETIMEDOUT;
+}
+
+static void expect(int fd, int type, const char *needle)
+{
+	char *body = NULL;
+	int t = recv_frame(fd, &body);
+
+	if (t != type || (needle && (!body || !strstr(body, needle))))
+		fprintf(stderr, "expected type %d with \"%s\", got %d: %s\n", type,
+			needle ? needle : "", t, body ? body : "(none)");
+	check(t == type);
+	check(!needle || (body && strstr(body, needle)));
+	free(body);
+}
+
+static void expect_closed(int fd)
+{
+	char *body = NULL;
+
+	check(recv_frame(fd, &body) == -ECONNRESET);
+	close(fd);
+}
+
+static int hello(void)
+{
+	int fd = connect_client();
+
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{\"client\":\"test\"}");
+	expect(fd, MUQSS_MSG_HELLO, "\"protocol\":1");
+	return fd;
+}
+
+int main(void)
+{
+	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 300000 };
+	int good, bad, quiet;
+	char *body;
+
+	check(sd_event_new(&event) >= 0);
+	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+
+	good = hello();
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_GET, "{\"name\":\"rr_interval\"}");
+	expect(good, MUQSS_MSG_OK, "\"rr_interval\":6");
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_SET, "{\"name\":\"rr_interval\",\"value\":\"0\"}");
+	expect(good, MUQSS_MSG_ERROR, "rr_interval must be 1..1000 ms");
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_SET,
+		   "{\"name\":\"iso_reading\",\"value\":\"per-cpu\"}");
+	expect(good, MUQSS_MSG_OK, NULL);
+	check(tunables.iso_reading == ISO_READING_PER_CPU && tunables_changed == 1);
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, "{\"pid\":1,\"class\":\"rt\"}");
+	expect(good, MUQSS_MSG_ERROR, "unknown class: rt");
+	send_frame(good, PROTOCOL_VERSION, 999, NULL);
+	expect(good, MUQSS_MSG_ERROR, "unknown request type 999");
+
+	/* A foreign version: told both versions, then closed. */
+	bad = connect_client();
+	send_frame(bad, PROTOCOL_VERSION + 1, MUQSS_MSG_HELLO, "{\"future\":true}");
+	expect(bad, MUQSS_MSG_ERROR, "client speaks 2, muqssd speaks 1");
+	expect_closed(bad);
+
+	/* Requests before hello. */
+	bad = connect_client();
+	send_frame(bad, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(bad, MUQSS_MSG_ERROR, "expected hello first");
+	expect_closed(bad);
+
+	/* Invalid JSON. */
+	bad = hello();
+	send_frame(bad, PROTOCOL_VERSION, MUQSS_MSG_GET, "{\"name\":");
+	expect(bad, MUQSS_MSG_ERROR, "malformed request");
+	expect_closed(bad);
+
+	/* Oversize: refused from the header. */
+	bad = hello();
+	{
+		uint8_t h[MUQSS_HEADER_SIZE];
+		uint16_t v = PROTOCOL_VERSION, t = MUQSS_MSG_SET;
+		uint32_t len = MUQSS_MAX_BODY + 1;
+		memcpy(h, &v, 2);
+		memcpy(h + 2, &t, 2);
+		memcpy(h + 4, &len, 4);
+		check(write(bad, h, sizeof(h)) == sizeof(h));
+	}
+	expect(bad, MUQSS_MSG_ERROR, "frame too large: 65537 bytes (max 65536)");
+	expect_closed(bad);
+
+	/* A truncated frame, then hang-up. */
+	bad = hello();
+	check(write(bad, "\x01\x00\x10\x00\x05", 5) == 5);
+	close(bad);
+	spin(3);
+
+	/* The good client never noticed. */
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
+	check(control_server_clients(server) == 1);
+
+	/* Long queues are split over frames and arrive whole, in order. */
+	queue_len = 3000;
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_QUEUES, NULL);
+	{
+		int items = 0, entries = 0, next_tid = 0, t;
+		while ((t = recv_frame(good, &body)) == MUQSS_MSG_ITEM) {
+			cJSON *o = cJSON_Parse(body), *e;
+			check(o);
+			cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "queue")) {
+				int tid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid"));
+				check(tid == next_tid);
+				next_tid = (next_tid + 1) % queue_len;
+				entries++;
+			}
+			cJSON_Delete(o);
+			free(body);
+			items++;
+		}
+		check(t == MUQSS_MSG_END && strstr(body, "\"count\""));
+		free(body);
+		check(entries == 2 * queue_len && items > 2);
+	}
+	queue_len = 3;
+
+	/* A client that sends and never reads: the loop goes on, others are
+	 * served, and it is dropped after the idle timeout. */
+	quiet = hello();
+	for (int i = 0; i < 20000; i++) {
+		struct wire_buf b;
+		wire_buf_init(&b, 0);
+		check(wire_buf_append(&b, PROTOCOL_VERSION, MUQSS_MSG_QUEUES, NULL, 0) == 0);
+		if (wire_buf_flush(&b, quiet) != 1) {
+			wire_buf_free(&b);
+			break;
+		}
+		wire_buf_free(&b);
+		if (i % 100 == 0)
+			spin(1);
+	}
+	spin(5);
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
+	check(control_server_clients(server) == 2);
+	for (int i = 0; i < 100 && control_server_clients(server) > 1; i++) {
+		/* Keep the good one busy so only the quiet one times out. */
+		send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+		expect(good, MUQSS_MSG_OK, NULL);
+		usleep(20000);
+	}
+	check(control_server_clients(server) == 1);
+	close(quiet);
+
+	close(good);
+	spin(3);
+	check(control_server_clients(server) == 0);
+	control_server_free(server);
+	sd_event_unref(event);
+	return EXIT_SUCCESS;
+}
