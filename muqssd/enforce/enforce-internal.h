@@ -13,6 +13,7 @@ struct enforce_task {
 
 	/* What we want now, beyond the originals. */
 	int boost_prio; /* 0: not boosted */
+	bool stopped;	/* rec.stopped is sticky on disk, this is now */
 	bool idle;
 	int nice;
 	uint64_t slice_ns;
@@ -37,7 +38,8 @@ struct enforcer {
 int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool create,
 		  struct enforce_task **ret, struct task_stat *st);
 /* Adds bits to the record's changed set, writing it before the caller
- * changes anything. force writes even when no bit is new. */
+ * changes anything. force writes even when no bit is new. Returns 1 if it
+ * wrote: the write took time, so the caller checks the start time again. */
 int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force);
 int enforcer_refuse(struct enforcer *e, pid_t tid, enum enforce_refusal why);
 

@@ -201,17 +201,21 @@ int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, boo
 		/* No record, no change: that is what crash safety means. */
 		return log_error_errno(r, "cannot write the state record of task %d: %m",
 				       (int)t->rec.tid);
-	return 0;
+	return 1;
 }
 
 int enforce_release(struct enforcer *e, const struct enforce_target *target)
 {
 	struct enforce_task *t = task_find(e, target->tid);
+	struct state_record rec;
 	int r, q;
 
 	if (!t)
 		return 0;
-	r = task_restore(&t->rec, e->slice_supported, e->default_slice_ns);
+	/* Live, we know whether it is stopped now; the record only "ever". */
+	rec = t->rec;
+	rec.stopped = t->stopped;
+	r = task_restore(&rec, e->slice_supported, e->default_slice_ns);
 	q = state_remove(e->dir_fd, t->rec.tid);
 	if (q < 0)
 		log_warning_errno(q, "cannot remove the state record of task %d, ignoring: %m",

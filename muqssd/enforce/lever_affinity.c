@@ -29,14 +29,14 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	struct enforce_task *t;
 	struct task_stat st;
 	cpu_set_t want;
-	int r;
+	int r, wrote;
 
 	r = enforcer_task(e, target, true, &t, &st);
 	if (r < 0)
 		return r;
-	r = adopt_owner_mask(e, t);
-	if (r < 0)
-		return r;
+	wrote = adopt_owner_mask(e, t);
+	if (wrote < 0)
+		return wrote;
 	CPU_AND(&want, cpus, &t->rec.affinity);
 	if (CPU_COUNT(&want) == 0)
 		return -EINVAL;
@@ -45,9 +45,11 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	r = enforcer_mark(e, t, STATE_CHANGED_AFFINITY, false);
 	if (r < 0)
 		return r;
-	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
-	if (r < 0)
-		return r;
+	if (r > 0 || wrote > 0) {
+		r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+		if (r < 0)
+			return r;
+	}
 	if (sched_setaffinity(t->rec.tid, sizeof(want), &want) < 0)
 		return -errno;
 	t->pinned = true;
@@ -66,10 +68,7 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 		return r;
 	r = adopt_owner_mask(e, t);
 	if (r < 0 || !t->pinned)
-		return r;
-	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
-	if (r < 0)
-		return r;
+		return r < 0 ? r : 0;
 	if (sched_setaffinity(t->rec.tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0)
 		return -errno;
 	t->pinned = false;

@@ -16,7 +16,7 @@ uint64_t slice_request(uint64_t ns, uint64_t default_ns)
 }
 
 /* The policy the task has when not boosted: original or SCHED_IDLE, with
- * the nice and slice we last set. */
+ * the nice and slice we last set. The caller checked the start time. */
 static int apply_base(struct enforcer *e, struct enforce_task *t)
 {
 	struct sched_attr_v1 a = {
@@ -24,13 +24,9 @@ static int apply_base(struct enforcer *e, struct enforce_task *t)
 		.sched_nice = t->nice,
 		.sched_flags = t->rec.reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0,
 	};
-	int r;
 
 	if (e->slice_supported)
 		a.sched_runtime = slice_request(t->slice_ns, e->default_slice_ns);
-	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
-	if (r < 0)
-		return r;
 	return sched_attr_set(t->rec.tid, &a);
 }
 
@@ -55,7 +51,10 @@ static int policy_task(struct enforcer *e, const struct enforce_target *target,
 	r = check_foreign_rt(e, *ret, &st);
 	if (r < 0)
 		return r;
-	return enforcer_mark(e, *ret, STATE_CHANGED_POLICY, false);
+	r = enforcer_mark(e, *ret, STATE_CHANGED_POLICY, false);
+	if (r > 0)
+		r = task_verify((*ret)->rec.tgid, (*ret)->rec.tid, (*ret)->rec.start_time);
+	return r;
 }
 
 static int explain_eperm(struct enforcer *e, const struct enforce_task *t)
@@ -97,10 +96,10 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 		r = enforcer_mark(e, t, 0, true);
 		if (r < 0)
 			return r;
+		r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+		if (r < 0)
+			return r;
 	}
-	r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
-	if (r < 0)
-		return r;
 	r = sched_attr_set(t->rec.tid, &a);
 	if (r == -EPERM)
 		return explain_eperm(e, t);

@@ -37,6 +37,9 @@ int enforce_stop(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, true, &t, &st);
 	if (r < 0)
 		return r;
+	/* On disk "stopped" stays set after a SIGCONT: a stop/cont cycle then
+	 * costs no write, and the worst a restore does is one SIGCONT too many,
+	 * which is also the safe direction. */
 	if (!t->rec.stopped) {
 		t->rec.stopped = true;
 		r = enforcer_mark(e, t, 0, true);
@@ -46,10 +49,8 @@ int enforce_stop(struct enforcer *e, const struct enforce_target *target)
 		}
 	}
 	r = signal_process(&t->rec, SIGSTOP);
-	if (r < 0 && r != -ESRCH) {
-		t->rec.stopped = false;
-		(void)enforcer_mark(e, t, 0, true);
-	}
+	if (r == 0)
+		t->stopped = true;
 	return r;
 }
 
@@ -60,12 +61,10 @@ int enforce_cont(struct enforcer *e, const struct enforce_target *target)
 	int r;
 
 	r = enforcer_task(e, target, false, &t, &st);
-	if (r < 0 || !t || !t->rec.stopped)
+	if (r < 0 || !t || !t->stopped)
 		return r;
 	r = signal_process(&t->rec, SIGCONT);
-	if (r < 0)
-		return r;
-	/* Until this write lands a restore would SIGCONT once more: harmless. */
-	t->rec.stopped = false;
-	return enforcer_mark(e, t, 0, true);
+	if (r == 0)
+		t->stopped = false;
+	return r;
 }

@@ -27,7 +27,7 @@ struct state_record {
 	cpu_set_t affinity;
 
 	unsigned changed; /* STATE_CHANGED_* */
-	bool stopped;	  /* SIGSTOPped by us and not yet SIGCONTed */
+	bool stopped;	  /* SIGSTOPped by us at least once: SIGCONT on restore */
 	bool boosted;	  /* boosted at least once (sticky: a boost costs no write) */
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -235,6 +236,39 @@ static void test_restore_all(struct enforcer *e)
 	child_kill(c);
 }
 
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* What a lever costs the daemon's loop; printed, not judged. */
+static void test_cost(struct enforcer *e)
+{
+	pid_t pid = child_spawn(false, 10);
+	struct enforce_target t = child_target(pid);
+	cpu_set_t zero = cpus(0, -1);
+	const int n = 2000;
+	double t0;
+
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		check(enforce_boost(e, &t, 1) == 0 && enforce_unboost(e, &t) == 0);
+	printf("cost: boost+unboost %.1f us\n", (now_us() - t0) / n);
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		check(enforce_pin(e, &t, &zero) == 0 && enforce_unpin(e, &t) == 0);
+	printf("cost: pin+unpin %.1f us\n", (now_us() - t0) / n);
+	t0 = now_us();
+	for (int i = 0; i < n; i++)
+		check(enforce_stop(e, &t) == 0 && enforce_cont(e, &t) == 0);
+	printf("cost: stop+cont (no record write after the first stop) %.1f us\n", (now_us() - t0) / n);
+	check(enforce_release(e, &t) == 0);
+	child_kill(pid);
+}
+
 int main(void)
 {
 	struct enforcer *e;
@@ -253,6 +287,7 @@ int main(void)
 	test_pin(e);
 	test_stop(e);
 	test_restore_all(e);
+	test_cost(e);
 	enforcer_free(e);
 	return 0;
 }
