@@ -26,6 +26,8 @@ root_has() { [ -e "$tmp$1" ] || fail "not installed: $1"; }
 root_has "$sbindir/muqssd"
 root_has "$sysconfdir/muqssd/muqssd.conf"
 root_has "$sysconfdir/muqssd/muqssd.conf.d"
+root_has "$sysconfdir/muqssd/muqssd.rules.d"
+ls "$tmp$sysconfdir/muqssd/muqssd.rules.d/"*.rules >/dev/null || fail "no default rules installed"
 unit=$(cd "$tmp" && find . -path '*/systemd/system/muqssd.service' | sed 's/^\.//')
 [ -n "$unit" ] || fail "muqssd.service not installed"
 unitdir=$(dirname "$unit")

@@ -1,0 +1,358 @@
+/* Loading a rules directory, and matching a process against the rules. */
+#include "rules_private.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "log.h"
+
+#define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
+#define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
+
+static const char *const class_names[] = {
+	[RULE_CLASS_NORMAL] = "normal",
+	[RULE_CLASS_ISO] = "iso",
+	[RULE_CLASS_IDLEPRIO] = "idleprio",
+	[RULE_CLASS_BATCH] = "batch",
+};
+
+const char *rule_class_to_string(enum rule_class c)
+{
+	return (unsigned)c < sizeof(class_names) / sizeof(class_names[0]) ? class_names[c] : "?";
+}
+
+int rule_class_from_string(const char *s)
+{
+	for (size_t i = 0; i < sizeof(class_names) / sizeof(class_names[0]); i++)
+		if (strcmp(s, class_names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
+
+char *rules_cmdline_join(char *buf, size_t len)
+{
+	/* The last NUL ends the string; the others separate arguments. */
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+int rules_bad(struct rules *r, const struct rule_pos *pos, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_warning("%s:%u: %s, ignoring the line", pos->file, pos->line, msg);
+	r->bad_lines++;
+	return 0;
+}
+
+void rule_clear(struct rule *rule)
+{
+	free(rule->comm);
+	free(rule->exe);
+	if (rule->match & RULE_MATCH_CMDLINE)
+		regfree(&rule->cmdline_re);
+	free(rule->cmdline);
+	free(rule->user);
+	free(rule->cgroup);
+	free(rule->type);
+	free(rule->file);
+	memset(rule, 0, sizeof(*rule));
+}
+
+int rules_add(struct rules *r, struct rule *rule, const struct rule_pos *pos)
+{
+	if (r->n_rules == r->cap_rules) {
+		size_t cap = r->cap_rules ? 2 * r->cap_rules : 64;
+		struct rule *n = realloc(r->rules, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->rules = n;
+		r->cap_rules = cap;
+	}
+	rule->file = strdup(pos->file);
+	if (!rule->file)
+		return -ENOMEM;
+	rule->line = pos->line;
+	rule->order = r->n_rules;
+	r->rules[r->n_rules++] = *rule;
+	memset(rule, 0, sizeof(*rule));
+	return 0;
+}
+
+const struct rule_type *rules_find_type(const struct rules *r, const char *name)
+{
+	/* The last definition wins, as it does for rules. */
+	for (size_t i = r->n_types; i-- > 0;)
+		if (strcmp(r->types[i].name, name) == 0)
+			return &r->types[i];
+	return NULL;
+}
+
+struct rules *rules_free(struct rules *r)
+{
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < r->n_rules; i++)
+		rule_clear(&r->rules[i]);
+	for (size_t i = 0; i < r->n_types; i++)
+		free(r->types[i].name);
+	free(r->rules);
+	free(r->types);
+	free(r);
+	return NULL;
+}
+
+size_t rules_count(const struct rules *r)
+{
+	return r ? r->n_rules : 0;
+}
+
+unsigned rules_bad_lines(const struct rules *r)
+{
+	return r ? r->bad_lines : 0;
+}
+
+/* File lists: relative paths, so that the order does not depend on where
+ * the directory is. */
+struct walk {
+	char **paths;
+	size_t n, cap;
+};
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int walk_add(struct walk *w, const char *rel)
+{
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 32;
+		char **n = realloc(w->paths, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		w->paths = n;
+		w->cap = cap;
+	}
+	w->paths[w->n] = strdup(rel);
+	if (!w->paths[w->n])
+		return -ENOMEM;
+	w->n++;
+	return 0;
+}
+
+static int walk_dir(struct walk *w, const char *root, const char *rel, unsigned depth)
+{
+	char *path = NULL;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (asprintf(&path, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
+		return -ENOMEM;
+	d = opendir(path);
+	if (!d) {
+		r = -errno;
+		if (r == -ENOENT && depth == 0)
+			r = 0;
+		else
+			log_error_errno(r, "%s: %m", path);
+		free(path);
+		return r;
+	}
+	while (r >= 0 && (de = readdir(d))) {
+		char *child = NULL, *full = NULL;
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0 ||
+		    asprintf(&full, "%s/%s", path, de->d_name) < 0) {
+			free(child);
+			r = -ENOMEM;
+			break;
+		}
+		/* stat, not lstat: a symlink to /etc/ananicy.d is the way to
+		 * use a community rule set as it is. */
+		if (stat(full, &st) < 0) {
+			log_warning_errno(errno, "%s: %m, ignoring", full);
+		} else if (S_ISDIR(st.st_mode)) {
+			if (depth + 1 < WALK_MAX_DEPTH)
+				r = walk_dir(w, root, child, depth + 1);
+			else
+				log_warning("%s: nested too deep, ignoring", full);
+		} else if (S_ISREG(st.st_mode) &&
+			   (has_suffix(de->d_name, ".rules") || has_suffix(de->d_name, ".types"))) {
+			r = walk_add(w, child);
+		}
+		free(child);
+		free(full);
+	}
+	closedir(d);
+	free(path);
+	return r;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int parse_line(struct rules *r, const struct rule_pos *pos, char *line, bool types)
+{
+	char *s = line + strspn(line, " \t");
+
+	if (*s == '\0' || *s == '#')
+		return 0;
+	if (types) {
+		if (*s != '{')
+			return rules_bad(r, pos, "a .types file holds only JSON objects");
+		return rules_parse_ananicy_type(r, pos, s);
+	}
+	if (*s == '{')
+		return rules_parse_ananicy_rule(r, pos, s);
+	return rules_parse_native(r, pos, s);
+}
+
+static int load_file(struct rules *r, const char *path, bool types)
+{
+	struct rule_pos pos = { .file = path };
+	char *line = NULL;
+	size_t size = 0;
+	ssize_t n;
+	FILE *f;
+	int k = 0;
+
+	f = fopen(path, "re");
+	if (!f)
+		return log_warning_errno(errno, "%s: %m, ignoring", path), 0;
+	while (k >= 0 && (n = getline(&line, &size, f)) >= 0) {
+		pos.line++;
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			line[--n] = '\0';
+		k = parse_line(r, &pos, line, types);
+	}
+	free(line);
+	fclose(f);
+	return k < 0 ? k : 0;
+}
+
+int rules_load(struct rules **ret, const char *dir)
+{
+	struct walk w = { 0 };
+	struct rules *r;
+	int k;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	k = walk_dir(&w, dir, "", 0);
+	if (k >= 0 && w.n > 0)
+		qsort(w.paths, w.n, sizeof(*w.paths), compare_paths);
+	/* Types first, so that a rule may name a type from any file. */
+	for (int pass = 0; k >= 0 && pass < 2; pass++)
+		for (size_t i = 0; k >= 0 && i < w.n; i++) {
+			char *path;
+
+			if (has_suffix(w.paths[i], ".types") != (pass == 0))
+				continue;
+			if (asprintf(&path, "%s/%s", dir, w.paths[i]) < 0) {
+				k = -ENOMEM;
+				break;
+			}
+			k = load_file(r, path, pass == 0);
+			free(path);
+		}
+	for (size_t i = 0; i < w.n; i++)
+		free(w.paths[i]);
+	free(w.paths);
+	if (k < 0) {
+		rules_free(r);
+		return k;
+	}
+	log_debug("%s: %zu rules, %zu types, %u bad lines", dir, r->n_rules, r->n_types,
+		  r->bad_lines);
+	*ret = r;
+	return 0;
+}
+
+static bool comm_matches(const char *want, const struct rule_subject *s)
+{
+	if (!s->comm)
+		return false;
+	if (strlen(want) <= COMM_MAX)
+		return strcmp(want, s->comm) == 0;
+	/* The kernel cut the name at 15: a prefix, or the whole exe name. */
+	if (strlen(s->comm) == COMM_MAX && strncmp(want, s->comm, COMM_MAX) == 0)
+		return true;
+	if (s->exe) {
+		const char *base = strrchr(s->exe, '/');
+
+		return strcmp(base ? base + 1 : s->exe, want) == 0;
+	}
+	return false;
+}
+
+static bool cgroup_matches(const char *prefix, const char *cgroup)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (!cgroup || strncmp(prefix, cgroup, n) != 0)
+		return false;
+	return n == 1 || cgroup[n] == '\0' || cgroup[n] == '/';
+}
+
+bool rule_matches(const struct rule *rule, const struct rule_subject *s)
+{
+	if ((rule->match & RULE_MATCH_USER) && rule->uid != s->uid)
+		return false;
+	if ((rule->match & RULE_MATCH_CGROUP) && !cgroup_matches(rule->cgroup, s->cgroup))
+		return false;
+	if ((rule->match & RULE_MATCH_COMM) && !comm_matches(rule->comm, s))
+		return false;
+	if ((rule->match & RULE_MATCH_EXE) && (!s->exe || fnmatch(rule->exe, s->exe, 0) != 0))
+		return false;
+	if ((rule->match & RULE_MATCH_CMDLINE) &&
+	    (!s->cmdline || regexec(&rule->cmdline_re, s->cmdline, 0, NULL, 0) != 0))
+		return false;
+	return true;
+}
+
+const struct rule *rules_match(const struct rules *r, const struct rule_subject *s)
+{
+	const struct rule *best = NULL;
+
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < r->n_rules; i++) {
+		const struct rule *rule = &r->rules[i];
+
+		/* Later rules come later in the array: >= lets them win ties. */
+		if (best && rule->match < best->match)
+			continue;
+		if (rule_matches(rule, s))
+			best = rule;
+	}
+	return best;
+}
