@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "log.h"
 #include "sched_loop.h"
@@ -93,6 +94,8 @@ static enum muqss_class inherited_class(struct daemon *d, const struct tracked_t
 	struct tracked_task *parent = NULL;
 	struct managed_task *pm;
 
+	if (tt->policy == SCHED_IDLE)
+		return MUQSS_CLASS_IDLEPRIO;
 	if (tt->tid != tt->tgid)
 		parent = tracker_lookup(d->tracker, tt->tgid);
 	if (!parent && tt->ppid > 1)
@@ -100,11 +103,29 @@ static enum muqss_class inherited_class(struct daemon *d, const struct tracked_t
 	pm = parent ? parent->sched_data : NULL;
 	if (pm && pm->adopted)
 		return pm->class;
-	if (tt->policy == SCHED_IDLE)
-		return MUQSS_CLASS_IDLEPRIO;
 	if (tt->policy == SCHED_BATCH)
 		return MUQSS_CLASS_BATCH;
 	return MUQSS_CLASS_NORMAL;
+}
+
+/* A child forked while we pinned or reniced its parent inherited our
+ * settings, not its owner's: give it the parent's own back, before it
+ * looks like something its owner chose. */
+static void undo_inherited(struct daemon *d, struct tracked_task *tt)
+{
+	struct tracked_task *parent = tracker_lookup(d->tracker, tt->tid != tt->tgid ? tt->tgid : tt->ppid);
+	struct managed_task *pm = parent ? parent->sched_data : NULL;
+	struct enforce_original orig;
+
+	if (!pm || !pm->adopted || pm->exempt)
+		return;
+	if (pm->pinned_cpu >= 0 &&
+	    enforce_get_original(d->loop->enf, parent->tid, &orig) == 0 &&
+	    sched_setaffinity(tt->tid, sizeof(orig.affinity), &orig.affinity) < 0 && errno != ESRCH)
+		log_debug_errno(errno, "cannot give %d its affinity back, ignoring: %m", (int)tt->tid);
+	if (pm->kernel_nice != NICE_UNSET && tt->nice == pm->kernel_nice &&
+	    setpriority(PRIO_PROCESS, (id_t)tt->tid, pm->st.nice) == 0)
+		tt->nice = pm->st.nice;
 }
 
 static void adopt(struct daemon *d, struct tracked_task *tt)
@@ -128,6 +149,7 @@ static void adopt(struct daemon *d, struct tracked_task *tt)
 	m->exempt = task_exempt(d, tt);
 	if (m->exempt || m->adopted)
 		return;
+	undo_inherited(d, tt);
 	sched_task_init(l->core, &m->st, (uint64_t)tt->tid, now);
 	m->st.data = m;
 	m->st.nice = tt->nice;

@@ -125,6 +125,9 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted)
 		return;
+	/* Its owner may change its policy under us (chrt, schedtool). */
+	if (tt->policy == SCHED_IDLE && !m->idle_policy && m->class != MUQSS_CLASS_IDLEPRIO)
+		managed_set_class(l, m, MUQSS_CLASS_IDLEPRIO);
 	delta = tt->cpu_ns > m->seen_cpu_ns ? tt->cpu_ns - m->seen_cpu_ns : 0;
 	m->seen_cpu_ns = tt->cpu_ns;
 	if (delta)
@@ -218,6 +221,11 @@ static void arm_sleeper(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
 		return;
+	/* Hogs share through the fair class; only sleepers wait boosted. */
+	if (m->hog || tt->state == 'R') {
+		managed_unboost(l, m);
+		return;
+	}
 	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
 	curr = cpu >= 0 ? sched_running(l->core, cpu) : NULL;
 	if (curr && m->st.class != SCHED_CLASS_IDLEPRIO &&

@@ -1,0 +1,153 @@
+"""Helpers for integration tests that run the real daemon on real processes,
+always in a scope the test made, always bounded, always cleaned up."""
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+BUILD = os.environ.get("MUQSS_BUILD_ROOT", "build")
+MUQSSD = os.path.join(BUILD, "muqssd", "muqssd")
+MUQSSCTL = os.path.join(BUILD, "muqssctl", "muqssctl")
+HOG = os.path.join(BUILD, "bench", "load", "hog")
+PROBE = os.path.join(BUILD, "bench", "load", "frame-probe")
+NCPU = os.cpu_count()
+
+
+def task_sched(tid):
+    """(state, policy name, rt prio, affinity set) of one thread."""
+    with open(f"/proc/{tid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    state, policy, rtprio = fields[0], int(fields[38]), int(fields[37])
+    names = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
+    return state, names.get(policy, str(policy)), rtprio, os.sched_getaffinity(tid)
+
+
+def threads_of(pid):
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
+def descendants(root):
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for t in threads_of(p):
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                pass
+    return out
+
+
+class Scope:
+    """A process subtree: a bash root that starts the given commands."""
+
+    def __init__(self, cmds, limit=60):
+        self.tmp = tempfile.mkdtemp(prefix="muqss-test-")
+        script = "\n".join(f"timeout -s KILL {limit} {c} &" for c in cmds) + "\nwait\n"
+        self.root = subprocess.Popen(["timeout", "-s", "KILL", str(limit + 5), "bash", "-c", script],
+                                     start_new_session=True)
+        time.sleep(0.3)
+
+    def pids(self):
+        return [p for p in descendants(self.root.pid)]
+
+    def close(self):
+        pids = self.pids()
+        for p in pids:
+            for t in threads_of(p):
+                try:
+                    os.sched_setaffinity(t, range(NCPU))
+                    os.sched_setscheduler(t, os.SCHED_OTHER, os.sched_param(0))
+                except OSError:
+                    pass
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+        # Each timeout(1) below the root has a process group of its own.
+        for p in reversed(pids):
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        self.root.wait()
+
+
+class Daemon:
+    def __init__(self, scope_pid, tmp, extra=(), config=None):
+        self.sock = os.path.join(tmp, "control")
+        self.state = os.path.join(tmp, "state")
+        conf = config or os.path.join(tmp, "empty.conf")
+        if not config:
+            open(conf, "w").close()
+        self.log = open(os.path.join(tmp, "muqssd.log"), "a")
+        # A SIGKILLed daemon leaves its socket; wait for the new one.
+        if os.path.exists(self.sock):
+            os.unlink(self.sock)
+        self.proc = subprocess.Popen(
+            ["timeout", "-s", "KILL", "120", MUQSSD, "--config", conf, "--socket", self.sock,
+             "--state-dir", self.state, "--scope-pid", str(scope_pid), *extra],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.sock):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("muqssd did not start")
+            time.sleep(0.02)
+        self.pid = self._child()
+
+    def _child(self):
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+            return int(f.read().split()[0])
+
+    def ctl(self, *args, check=True):
+        p = subprocess.run([MUQSSCTL, "--socket", self.sock, *args], capture_output=True,
+                           text=True, timeout=10)
+        if check and p.returncode:
+            raise AssertionError(f"muqssctl {' '.join(args)}: {p.stderr}")
+        return p
+
+    def kill(self, sig):
+        try:
+            os.kill(self.pid, sig)
+        except OSError:
+            pass
+        self.proc.wait(timeout=20)
+
+    def restore(self):
+        subprocess.run([MUQSSD, "--restore", "--state-dir", self.state], check=True, timeout=30)
+
+
+def snapshot(pids):
+    """Each thread's affinity, to compare with after the daemon is gone."""
+    out = {}
+    for p in pids:
+        for t in threads_of(p):
+            try:
+                out[t] = os.sched_getaffinity(t)
+            except OSError:
+                pass
+    return out
+
+
+def assert_clean(pids, what, affinity=None):
+    """No thread of pids stopped, FIFO-boosted or pinned (affinity other
+    than the snapshot's, or than all CPUs)."""
+    bad = []
+    for p in pids:
+        for t in threads_of(p):
+            try:
+                state, pol, prio, aff = task_sched(t)
+            except OSError:
+                continue
+            want = (affinity or {}).get(t, set(range(NCPU)))
+            if state == "T" or pol == "fifo" or aff != want:
+                bad.append((t, state, pol, prio, sorted(aff)))
+    if bad:
+        raise AssertionError(f"{what}: left changed: {bad}")
