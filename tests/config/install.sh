@@ -28,6 +28,14 @@ root_has "$sysconfdir/muqssd/muqssd.conf"
 root_has "$sysconfdir/muqssd/muqssd.conf.d"
 root_has "$sysconfdir/muqssd/muqssd.rules.d"
 ls "$tmp$sysconfdir/muqssd/muqssd.rules.d/"*.rules >/dev/null || fail "no default rules installed"
+root_has "$mandir/man8/muqssd.8"
+root_has "$mandir/man5/muqssd.conf.5"
+root_has "$mandir/man5/muqssd.rules.5"
+for page in "$tmp$mandir"/man8/muqssd.8 "$tmp$mandir"/man5/muqssd*.5; do
+	# man -l parses the page; warnings from groff mean broken markup.
+	out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || fail "man $page"
+	[ -z "$out" ] || fail "man $page: $out"
+done
 unit=$(cd "$tmp" && find . -path '*/systemd/system/muqssd.service' | sed 's/^\.//')
 [ -n "$unit" ] || fail "muqssd.service not installed"
 unitdir=$(dirname "$unit")
