@@ -218,7 +218,9 @@ static int on_reconcile(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct tracker *t = userdata;
 
-	(void)tracker_scan(t, true);
+	/* With events flowing, a listing is enough: it finds what was
+	 * missed and what left. Polling rereads everything anyway. */
+	(void)tracker_scan(t, t->polling);
 	return rearm(s, t->config->reconcile_interval_ms ?: 10000);
 }
 

@@ -1,0 +1,225 @@
+"""Shared by the tracking integration tests.
+
+Every test runs the real muqssd with --scope-pid of a scope root it started
+(a subreaper python process that spawns the workload on request), a state
+dir and socket in a temporary directory, `timeout` on the daemon and on
+every workload, and kills everything it started on the way out.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
+MUQSSD = os.path.join(BUILD, "muqssd", "muqssd")
+HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
+
+ROOT_CODE = r"""
+import ctypes, os, signal, sys, json
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps
+for line in sys.stdin:
+    argv = json.loads(line)
+    if argv and argv[0] == "@reuse":
+        # Fork children until one gets the pid asked for, via ns_last_pid.
+        want = int(argv[1]); got = 0
+        for _ in range(50):
+            with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+                f.write(str(want - 1))
+            pid = os.fork()
+            if pid == 0:
+                os.execv("/bin/sleep", ["sleep", argv[2]])
+            if pid == want:
+                got = pid; break
+            os.kill(pid, 9)
+        print(got, flush=True)
+        continue
+    pid = os.posix_spawn(argv[0], argv, os.environ)
+    print(pid, flush=True)
+"""
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class Scope:
+    def __init__(self, extra_args=(), log_level="info"):
+        # tmpfs: the daemon's crash-restore records are written per task.
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        self.tmp = tempfile.mkdtemp(prefix="muqss-track-", dir=shm)
+        self.state = os.path.join(self.tmp, "state")
+        self.conf = os.path.join(self.tmp, "muqssd.conf")
+        with open(self.conf, "w") as f:
+            f.write("# empty: built-in defaults\n")
+        self.daemon = None
+        try:
+            self._start(extra_args, log_level)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, extra_args, log_level):
+        self.root = subprocess.Popen(
+            ["timeout", "-s", "KILL", "300", sys.executable, "-c", ROOT_CODE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        # The scope is the python process under timeout.
+        self.root_pid = self._child_of(self.root.pid)
+        self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
+        self.daemon = subprocess.Popen(
+            ["timeout", "-s", "TERM", "200", MUQSSD, "--scope-pid", str(self.root_pid),
+             "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
+             "--config", self.conf, "--log-level", log_level, *extra_args],
+            stdout=self.logf, stderr=subprocess.STDOUT)
+        self.daemon_pid = self._child_of(self.daemon.pid)
+        self._wait_ready()
+
+    @staticmethod
+    def _child_of(pid):
+        for _ in range(500):
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    kids = f.read().split()
+                if kids:
+                    return int(kids[0])
+            except OSError:
+                pass
+            time.sleep(0.01)
+        raise RuntimeError(f"no child under {pid}")
+
+    def _wait_ready(self):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            with open(self.logf.name) as f:
+                text = f.read()
+            if "tracking " in text and " tasks through " in text:
+                return
+            if self.daemon.poll() is not None:
+                raise RuntimeError("muqssd exited:\n" + text)
+            time.sleep(0.05)
+        raise RuntimeError("muqssd did not start")
+
+    def spawn(self, *argv):
+        """Starts argv as a child of the scope root; returns its pid."""
+        self.root.stdin.write(json.dumps(list(argv)) + "\n")
+        self.root.stdin.flush()
+        return int(self.root.stdout.readline())
+
+    def reuse(self, pid, seconds):
+        self.root.stdin.write(json.dumps(["@reuse", str(pid), str(seconds)]) + "\n")
+        self.root.stdin.flush()
+        return int(self.root.stdout.readline())
+
+    def dump(self):
+        path = os.path.join(self.state, "tasks.json")
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        os.kill(self.daemon_pid, signal.SIGUSR1)
+        for _ in range(500):
+            try:
+                with open(path) as f:
+                    return json.load(f)
+            except (FileNotFoundError, json.JSONDecodeError):
+                time.sleep(0.01)
+        raise RuntimeError("no dump")
+
+    def proc_tasks(self):
+        """The truth: every live thread of the scope root's subtree."""
+        children = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            ppid = int(st[st.rindex(")") + 2:].split()[1])
+            children.setdefault(ppid, []).append(int(name))
+        todo, procs = [self.root_pid], []
+        while todo:
+            p = todo.pop()
+            procs.append(p)
+            todo.extend(children.get(p, []))
+        tasks = {}
+        for p in procs:
+            try:
+                tids = os.listdir(f"/proc/{p}/task")
+            except OSError:
+                continue
+            for t in tids:
+                try:
+                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                        st = f.read()
+                except OSError:
+                    continue
+                rest = st[st.rindex(")") + 2:].split()
+                if rest[0] in "ZX":
+                    continue
+                tasks[int(t)] = {"tgid": p, "comm": st[st.index("(") + 1:st.rindex(")")],
+                                 "start_time": int(rest[19])}
+        return tasks
+
+    def compare(self, settle=0.5, tries=20):
+        """Waits for the table to equal /proc; returns (ok, dump, detail)."""
+        detail = ""
+        for _ in range(tries):
+            time.sleep(settle)
+            truth = self.proc_tasks()
+            d = self.dump()
+            table = {t["tid"]: t for t in d["tasks"]}
+            missing = sorted(set(truth) - set(table))
+            extra = sorted(set(table) - set(truth))
+            wrong = sorted(t for t in set(truth) & set(table)
+                           if truth[t]["start_time"] != table[t]["start_time"]
+                           or truth[t]["tgid"] != table[t]["tgid"])
+            if not missing and not extra and not wrong and self.proc_tasks() == truth:
+                return True, d, f"{len(truth)} tasks match"
+            detail = (f"{len(truth)} in /proc, {len(table)} in table; missing {missing[:10]}"
+                      f" extra {extra[:10]} wrong {wrong[:10]}")
+            log("not yet:", detail)
+        return False, d, detail
+
+    def daemon_cpu_ticks(self):
+        with open(f"/proc/{self.daemon_pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        return int(rest[11]) + int(rest[12])
+
+    def close(self):
+        if self.daemon is None:
+            self.root.kill()
+            self.root.wait()
+            return
+        if self.daemon.poll() is None:
+            self.daemon.terminate()
+        try:
+            self.daemon.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.daemon.kill()
+        # Kill whatever the workload left in the scope, then the root.
+        for pid in self.proc_tasks_safe():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.root.kill()
+        self.root.wait()
+        self.logf.close()
+        if os.environ.get("MUQSS_KEEP_TMP") is None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def proc_tasks_safe(self):
+        try:
+            return sorted({t["tgid"] for t in self.proc_tasks().values()} - {self.root_pid})
+        except Exception:
+            return []
+
+    def log_text(self):
+        with open(self.logf.name) as f:
+            return f.read()
