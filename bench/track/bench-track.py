@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Tracking benchmarks (not tests): the tracker alone, without the
+scheduling loop or the enforcer (trackbench.c), in a scope of its own.
+
+  bench/track/bench-track.py [BUILDDIR]     (root; ~3 minutes)
+  DURATION=60 sets the idle windows (seconds).
+
+Figures: idle CPU and RSS with 1,000 and 10,000 sleeping threads plus 4
+busy ones; storm cost per 1,000 fork+exec+exit and events/s; reaction
+from exec (the kernel's event timestamp) to the table being updated.
+"""
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(HERE))
+BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(SRC), "build-track")
+DURATION = int(os.environ.get("DURATION", "60"))
+HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
+TMP = tempfile.mkdtemp(prefix="muqss-bench-", dir="/dev/shm")
+BENCH = os.path.join(TMP, "trackbench")
+HZ = os.sysconf("SC_CLK_TCK")
+
+ROOT = r"""
+import ctypes, os, signal, sys, json
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+for line in sys.stdin:
+    argv = json.loads(line)
+    print(os.posix_spawn(argv[0], argv, os.environ), flush=True)
+"""
+
+
+def build():
+    libs = [f"{BUILD}/muqssd/{m}/libmuqss-{m}.a" for m in ("track", "config", "util")]
+    flags = subprocess.check_output(["pkg-config", "--cflags", "--libs", "libnl-3.0",
+                                     "libsystemd", "libcjson", "inih"], text=True).split()
+    subprocess.check_call(["cc", "-O2", "-g", "-D_GNU_SOURCE", "-Wno-unused-parameter",
+                           f"-I{SRC}/muqssd/track", f"-I{SRC}/muqssd/util",
+                           f"-I{SRC}/muqssd/config", f"-I{BUILD}/muqssd/config",
+                           "-o", BENCH, os.path.join(HERE, "trackbench.c"), *libs, *flags])
+
+
+class Run:
+    def __init__(self, *args):
+        self.root = subprocess.Popen(["timeout", "-s", "KILL", "600", sys.executable, "-c", ROOT],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.log = open(os.path.join(TMP, "bench.log"), "w")
+        self.bench = subprocess.Popen(["timeout", "-s", "KILL", "600", BENCH, "--scope-pid",
+                                       str(self.root.pid), *args],
+                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
+        assert self.bench.stdout.readline().strip() == "ready"
+        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children").read().split()[0])
+
+    def spawn(self, *argv):
+        self.root.stdin.write(__import__("json").dumps(list(argv)) + "\n")
+        self.root.stdin.flush()
+        return int(self.root.stdout.readline())
+
+    def cpu(self):
+        rest = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
+        return (int(rest[11]) + int(rest[12])) / HZ
+
+    def rss_kb(self):
+        for line in open(f"/proc/{self.pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+
+    def stats(self):
+        os.kill(self.pid, signal.SIGUSR1)
+        f = self.bench.stdout.readline().split()
+        return dict(zip(f[::2], map(int, f[1::2])))
+
+    def close(self):
+        self.root.kill()  # timeout -s KILL: python dies, children stay
+        subprocess.run(["pkill", "-KILL", "-P", str(self.root.pid)], check=False)
+        self.bench.kill()
+        self.bench.wait()
+        self.root.wait()
+
+
+def wait_gone(pids, limit):
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        alive = [p for p in pids if os.path.exists(f"/proc/{p}") and
+                 open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] not in "ZX"]
+        if not alive:
+            return
+        time.sleep(0.1)
+
+
+def idle(threads_per_proc, tick):
+    r = Run("--tick-ms", "4", "--budget", "32") if tick else Run()
+    try:
+        kids = [r.spawn("/usr/bin/timeout", "-s", "KILL", str(DURATION + 60), HELPER, "threads",
+                        str(threads_per_proc), str((DURATION + 50) * 1000)) for _ in range(100)]
+        busy = [r.spawn("/usr/bin/timeout", "-s", "KILL", str(DURATION + 40), "/bin/sh", "-c",
+                        "while :; do :; done") for _ in range(4)]
+        time.sleep(3)
+        s = r.stats()
+        c0, t0 = r.cpu(), time.time()
+        time.sleep(DURATION)
+        c1, t1 = r.cpu(), time.time()
+        s = r.stats()
+        pct = 100 * (c1 - c0) / (t1 - t0)
+        print(f"idle {s['count']} tasks ({s['active']} active), tick {'4 ms/32 idle' if tick else 'off'}: "
+              f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {r.rss_kb() / 1024:.1f} MiB",
+              flush=True)
+        del kids, busy
+    finally:
+        r.close()
+
+
+def storm():
+    r = Run()
+    try:
+        n = 2500
+        s0, c0, t0 = r.stats(), r.cpu(), time.time()
+        sp = [r.spawn("/usr/bin/timeout", "-s", "KILL", "120", HELPER, "storm", str(n))
+              for _ in range(4)]
+        wait_gone(sp, 120)
+        time.sleep(0.5)
+        s1, c1, t1 = r.stats(), r.cpu(), time.time() - 0.5
+        ev = s1["events"] - s0["events"]
+        print(f"storm: {4 * n} fork+exec+exit in {t1 - t0:.1f} s, {ev} events "
+              f"({ev / (t1 - t0):.0f}/s handled); tracker CPU {c1 - c0:.2f} s = "
+              f"{1000 * (c1 - c0) / (4 * n) * 1000:.0f} ms per 1,000 processes; "
+              f"lost-event recoveries {s1['lost'] - s0['lost']}; table {s1['count']}", flush=True)
+    finally:
+        r.close()
+
+
+def reaction():
+    r = Run("--debug")
+    try:
+        p = r.spawn("/usr/bin/timeout", "-s", "KILL", "60", HELPER, "storm", "2000")
+        wait_gone([p], 60)
+        time.sleep(0.5)
+        r.stats()
+    finally:
+        r.close()
+    lat = []
+    for line in open(os.path.join(TMP, "bench.log")):
+        if "exec tid=" in line and "event_ns=" in line:
+            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            lat.append((int(f["table_ns"]) - int(f["event_ns"])) / 1000)
+    lat.sort()
+    if lat:
+        print(f"reaction over {len(lat)} execs (1 serial spawner): median {statistics.median(lat):.0f} us, "
+              f"p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, max {lat[-1]:.0f} us", flush=True)
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        sys.exit("bench-track: needs root (proc connector)")
+    build()
+    print("tracker alone (no scheduling loop, no enforcer); 2 CPUs;", os.uname().release)
+    reaction()
+    storm()
+    idle(10, tick=False)
+    idle(10, tick=True)
+    idle(100, tick=False)
+    idle(100, tick=True)
