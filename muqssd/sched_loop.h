@@ -42,7 +42,7 @@
 #define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
 #define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
 
-#define TICK_ACTIVE_NS (1000ULL * 1000)		/* while anything runs */
+#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while anything runs */
 #define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing does */
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
