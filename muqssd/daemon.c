@@ -52,6 +52,7 @@ int daemon_reload(struct daemon *d)
 	log_set_level(next.log_level);
 	config_free(&next);
 	daemon_tunables_changed(d);
+	(void)daemon_rules_load(d);
 	d->counters.reloads++;
 	log_info("configuration reloaded");
 done:

@@ -89,6 +89,12 @@ int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */
 void daemon_tunables_changed(struct daemon *d);
 
+/* Rules (daemon_rules.c). A missing rules directory is no error. */
+struct rule;
+int daemon_rules_load(struct daemon *d);
+void daemon_rules_free(struct daemon *d);
+const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt);
+
 /* Control socket (daemon_control.c). */
 int daemon_control_start(struct daemon *d);
 void daemon_control_stop(struct daemon *d);

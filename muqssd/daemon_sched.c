@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "log.h"
+#include "rules.h"
 #include "sched_loop.h"
 #include "time_util.h"
 
@@ -128,6 +129,22 @@ static void undo_inherited(struct daemon *d, struct tracked_task *tt)
 		tt->nice = pm->st.nice;
 }
 
+/* A matching rule sets the class (same numbering as enum muqss_class)
+ * and, optionally, the nice. */
+static void apply_rules(struct daemon *d, struct managed_task *m)
+{
+	const struct rule *rule = daemon_rules_match(d, m->tt);
+
+	if (!rule)
+		return;
+	if (rule->nice_set && rule->nice != m->st.nice &&
+	    enforce_set_nice(d->loop->enf, &m->target, rule->nice) == 0)
+		sched_set_nice(d->loop->core, &m->st, rule->nice);
+	managed_set_class(d->loop, m, (enum muqss_class)rule->class);
+	log_task(LOG_LEVEL_DEBUG, m->target.tid, m->tt->comm, sched_class_name(m->st.class),
+		 "rule", "matched a rule");
+}
+
 static void adopt(struct daemon *d, struct tracked_task *tt)
 {
 	struct sched_loop *l = d->loop;
@@ -141,10 +158,10 @@ static void adopt(struct daemon *d, struct tracked_task *tt)
 			return;
 		}
 		tt->sched_data = m;
+		m->pinned_cpu = -1;
+		m->kernel_nice = NICE_UNSET;
 	}
 	m->tt = tt;
-	m->pinned_cpu = -1;
-	m->kernel_nice = NICE_UNSET;
 	m->target = (struct enforce_target){ tt->tid, tt->tgid, tt->start_time };
 	m->exempt = task_exempt(d, tt);
 	if (m->exempt || m->adopted)
@@ -159,6 +176,7 @@ static void adopt(struct daemon *d, struct tracked_task *tt)
 	m->seen_cpu_ns = tt->cpu_ns;
 	m->adopted = true;
 	managed_set_class(l, m, inherited_class(d, tt));
+	apply_rules(d, m);
 }
 
 static void release(struct sched_loop *l, struct managed_task *m, bool gone)
@@ -188,14 +206,22 @@ void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt)
 {
 	struct managed_task *m = tt->sched_data;
 
-	if (!d->loop || !m)
+	if (!d->loop)
 		return;
-	/* An exec can move a task into or out of an exemption. */
-	if (task_exempt(d, tt) != m->exempt) {
+	if (!m) {
+		/* The tracker may meet a task first at its exec. */
+		adopt(d, tt);
+		return;
+	}
+	/* An exec can move a task into or out of an exemption; our own
+	 * boost is no foreign RT policy. */
+	if (!m->boost_prio && task_exempt(d, tt) != m->exempt) {
 		if (!m->exempt)
 			release(d->loop, m, false);
 		m->adopted = false;
 		adopt(d, tt);
+	} else if (m->adopted && !m->exempt) {
+		apply_rules(d, m);
 	}
 }
 
@@ -279,6 +305,7 @@ int daemon_sched_start(struct daemon *d)
 		goto fail;
 	}
 	d->loop = l;
+	(void)daemon_rules_load(d);
 	tracker_foreach(d->tracker, adopt_one, d);
 	log_info("scheduler: %d CPUs, rr_interval %u ms, EEVDF slice %s", l->nr_cpus,
 		 cfg.rr_interval_ms, enforce_slice_supported(l->enf) ? "supported" : "unsupported");
@@ -311,6 +338,7 @@ void daemon_sched_stop(struct daemon *d)
 	}
 	if (d->tracker)
 		tracker_foreach(d->tracker, drop_one, NULL);
+	daemon_rules_free(d);
 	sched_free(l->core);
 	if (l->topo)
 		hwloc_topology_destroy(l->topo);

@@ -115,10 +115,27 @@ static void dump_task(const struct sched_task *st, void *userdata)
 	cJSON_AddStringToObject(o, "class", sched_class_name(st->class));
 	cJSON_AddBoolToObject(o, "running", st->running);
 	cJSON_AddBoolToObject(o, "boosted", m && m->boost_prio > 0);
+	cJSON_AddBoolToObject(o, "hog", m && m->hog);
 	cJSON_AddNumberToObject(o, "key", (double)st->key);
 	cJSON_AddNumberToObject(o, "deadline_rel_ns", (double)((int64_t)(st->dl.deadline - c->now)));
 	cJSON_AddNumberToObject(o, "slice_left_ns", (double)st->dl.slice_ns);
 	cJSON_AddNumberToObject(o, "nice", st->nice);
+}
+
+struct hog_ctx {
+	struct dump_ctx *c;
+	int cpu;
+};
+
+/* Hogs share through the fair class, outside the core's queues; they are
+ * listed after the queue, on the CPU they last ran on. */
+static void dump_hog(struct tracked_task *tt, void *userdata)
+{
+	struct hog_ctx *h = userdata;
+	struct managed_task *m = tt->sched_data;
+
+	if (m && m->adopted && !m->exempt && m->hog && tt->last_cpu == h->cpu)
+		dump_task(&m->st, h->c);
 }
 
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
@@ -150,6 +167,8 @@ int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
 		if (curr)
 			dump_task(curr, &c);
 		sched_foreach_queued(l->core, i, dump_task, &c);
+		struct hog_ctx h = { &c, (int)topology_os_index(sched_topology(l->core), i) };
+		tracker_foreach_active(d->tracker, dump_hog, &h);
 		if (c.err)
 			return c.err;
 	}
