@@ -3,7 +3,8 @@
 scheduling loop or the enforcer (trackbench.c), in a scope of its own.
 
   bench/track/bench-track.py [BUILDDIR]     (root; ~3 minutes)
-  DURATION=60 sets the idle windows (seconds).
+  DURATION=60 sets the idle windows (seconds); ONLY="storm idle-10k" picks
+  runs (reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick).
 
 Figures: idle CPU and RSS with 1,000 and 10,000 sleeping threads plus 4
 busy ones; storm cost per 1,000 fork+exec+exit and events/s; reaction
@@ -95,7 +96,7 @@ def wait_gone(pids, limit):
 
 
 def idle(threads_per_proc, tick):
-    r = Run("--tick-ms", "4", "--budget", "32") if tick else Run()
+    r = Run("--tick-ms", "4") if tick else Run()
     try:
         kids = [r.spawn("/usr/bin/timeout", "-s", "KILL", str(DURATION + 60), HELPER, "threads",
                         str(threads_per_proc), str((DURATION + 50) * 1000)) for _ in range(100)]
@@ -108,7 +109,7 @@ def idle(threads_per_proc, tick):
         c1, t1 = r.cpu(), time.time()
         s = r.stats()
         pct = 100 * (c1 - c0) / (t1 - t0)
-        print(f"idle {s['count']} tasks ({s['active']} active), tick {'4 ms/32 idle' if tick else 'off'}: "
+        print(f"idle {s['count']} tasks ({s['active']} active), tick {'4 ms, sleepers swept every 2 s' if tick else 'off'}: "
               f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {r.rss_kb() / 1024:.1f} MiB",
               flush=True)
         del kids, busy
@@ -160,9 +161,11 @@ if __name__ == "__main__":
         sys.exit("bench-track: needs root (proc connector)")
     build()
     print("tracker alone (no scheduling loop, no enforcer); 2 CPUs;", os.uname().release)
-    reaction()
-    storm()
-    idle(10, tick=False)
-    idle(10, tick=True)
-    idle(100, tick=False)
-    idle(100, tick=True)
+    only = os.environ.get("ONLY", "reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick").split()
+    runs = {
+        "reaction": reaction, "storm": storm,
+        "idle-1k": lambda: idle(10, tick=False), "idle-1k-tick": lambda: idle(10, tick=True),
+        "idle-10k": lambda: idle(100, tick=False), "idle-10k-tick": lambda: idle(100, tick=True),
+    }
+    for name in only:
+        runs[name]()

@@ -1,6 +1,7 @@
 /* The tracker alone on an sd-event loop, for measuring its cost without
  * the scheduling loop or the enforcer.
  *   trackbench --scope-pid PID [--poll] [--tick-ms MS] [--budget N] [--debug]
+ * (without --budget, the idle budget sweeps all sleepers every 2 s)
  * SIGUSR1 prints "count active events lost" to stdout; SIGTERM exits.
  * With --tick-ms, tracker_refresh_active(now, budget) runs every MS, as the
  * scheduling loop will. */
@@ -15,7 +16,7 @@
 #include "time_util.h"
 #include "tracker.h"
 
-static unsigned tick_ms, budget = 32;
+static unsigned tick_ms, budget, sweep_ms = 2000;
 static struct tracker *tracker;
 
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *u)
@@ -35,8 +36,18 @@ static int on_usr1(sd_event_source *s, const struct signalfd_siginfo *si, void *
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *u)
 {
-	tracker_refresh_active(tracker, now_nsec(CLOCK_MONOTONIC), budget);
-	return sd_event_source_set_time_relative(s, tick_ms * 1000ULL);
+	int r;
+
+	unsigned b = budget;
+
+	/* Without --budget: sweep every idle task once per sweep_ms, as the
+	 * scheduling loop does. */
+	if (!b)
+		b = (unsigned)((tracker_count(tracker) - tracker_count_active(tracker)) * tick_ms /
+			       sweep_ms) + 1;
+	tracker_refresh_active(tracker, now_nsec(CLOCK_MONOTONIC), b);
+	r = sd_event_source_set_time_relative(s, tick_ms * 1000ULL);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 int main(int argc, char **argv)

@@ -283,6 +283,20 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task)
 	return 0;
 }
 
+/* One read (schedstat) for a sleeper: only CPU time that grew makes it
+ * worth the full refresh. Returns 1 when it ran, 0 when not, -ESRCH. */
+static int probe_idle(struct tracker *t, struct tracked_task *task)
+{
+	struct procfs_schedstat ss;
+	int r;
+
+	r = procfs_task_schedstat(task->tgid, task->tid, &ss);
+	if (r == 0 && ss.cpu_ns == task->cpu_ns)
+		return 0;
+	r = tracker_refresh(t, task);
+	return r < 0 ? r : 1;
+}
+
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget)
 {
 	struct tracked_task *task, *next, *last;
@@ -304,7 +318,7 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 		/* Rotate first so the sweep goes round even if it is removed. */
 		TAILQ_REMOVE(&t->idle, task, list_link);
 		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
-		if (tracker_refresh(t, task) == 0 && task->active_ns + TRACKER_IDLE_AFTER_NS >= now_ns)
+		if (probe_idle(t, task) > 0)
 			set_active(t, task, true);
 		if (end)
 			break;

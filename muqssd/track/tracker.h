@@ -100,13 +100,16 @@ const char *tracker_task_exe(const struct tracked_task *task);
  * or its tid was reused, in which case task_exit has been called and task
  * is freed (a reused tid shows up as a new task). */
 int tracker_refresh(struct tracker *t, struct tracked_task *task);
-/* The tick's refresh. Rereads every task on the active list, plus up to
- * idle_budget tasks from the idle list, round robin. A task whose refresh
- * sees it runnable (R) or sees its CPU time grow is active; one that has
- * been neither for TRACKER_IDLE_AFTER_NS moves to the idle list. New and
- * exec'd tasks start active. So a tick costs (active tasks + idle_budget)
- * x 2 reads however many tasks sleep, and a sleeper that wakes is noticed
- * within count/idle_budget ticks. Returns the number of tasks read. */
+/* The tick's refresh. Rereads (tracker_refresh) every task on the active
+ * list, and probes up to idle_budget tasks of the idle list, round robin:
+ * a probe reads schedstat only, and does the full refresh only when the
+ * task's CPU time grew. A task whose refresh sees it runnable (R) or sees
+ * its CPU time grow is active; one that has been neither for
+ * TRACKER_IDLE_AFTER_NS moves to the idle list. New tasks start active.
+ * So a tick costs 2 reads per active task + 1 per probe however many
+ * tasks sleep, and a sleeper that wakes and runs is noticed within
+ * idle/idle_budget ticks (a woken task that has not run yet is not).
+ * Returns the number of tasks read. */
 #define TRACKER_IDLE_AFTER_NS (1000ULL * 1000 * 1000)
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget);
 
