@@ -80,7 +80,10 @@ class Run:
     def close(self):
         self.root.kill()  # timeout -s KILL: python dies, children stay
         subprocess.run(["pkill", "-KILL", "-P", str(self.root.pid)], check=False)
-        self.bench.kill()
+        try:
+            os.kill(self.pid, signal.SIGKILL)  # trackbench itself, under timeout
+        except ProcessLookupError:
+            pass
         self.bench.wait()
         self.root.wait()
 
@@ -167,5 +170,8 @@ if __name__ == "__main__":
         "idle-1k": lambda: idle(10, tick=False), "idle-1k-tick": lambda: idle(10, tick=True),
         "idle-10k": lambda: idle(100, tick=False), "idle-10k-tick": lambda: idle(100, tick=True),
     }
-    for name in only:
-        runs[name]()
+    try:
+        for name in only:
+            runs[name]()
+    finally:
+        __import__("shutil").rmtree(TMP, ignore_errors=True)
