@@ -181,7 +181,12 @@ int connector_receive(struct connector *c, unsigned max, connector_event_func_t 
 			const struct proc_event *ev = event_of(h);
 
 			if (ev) {
-				fn(ev, userdata);
+				/* The payload sits 4 bytes off an 8-byte boundary
+				 * (cn_msg is 20 bytes): read it through a copy. */
+				struct proc_event aligned;
+
+				memcpy(&aligned, ev, sizeof(aligned));
+				fn(&aligned, userdata);
 				count++;
 			}
 		}

@@ -104,5 +104,7 @@ int main(int argc, char **argv)
 	}
 	printf("flood: %d of %d clients answered\n", done, n);
 	close(stuck);
+	free(c);
+	free(p);
 	return done == n ? EXIT_SUCCESS : EXIT_FAILURE;
 }
