@@ -10,6 +10,7 @@ misses no more frames than in a control run without the storm."""
 import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import sys
@@ -243,7 +244,10 @@ def main():
         os.makedirs(tmp, exist_ok=True)
         cmds = [f"{PROBE} -d {PROBE_S} > {tmp}/probe.json", f"{HOG} {PROBE_S} >/dev/null",
                 f"{HOG} {PROBE_S} >/dev/null", f"{HOG} {PROBE_S} >/dev/null"]
-        results[name] = run_probe(cmds, tmp, name == "storm")
+        try:
+            results[name] = run_probe(cmds, tmp, name == "storm")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
         print(name, json.dumps(results[name], indent=1))
     c, s = results["control"], results["storm"]
     served, refused, other = s["connections"]
