@@ -13,6 +13,9 @@ src=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wire server config rules procfs)
 
+# UBSan only prints by default; here a report is a crash like any other.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
 work=$(mktemp -d /tmp/muqss-fuzz.XXXXXX)
 artifacts=${MUQSS_FUZZ_ARTIFACTS:-$work/artifacts}
 mkdir -p "$artifacts"
