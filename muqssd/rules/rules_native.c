@@ -107,6 +107,7 @@ static int set_match(struct rule *rule, unsigned kind, char **field, const char 
 static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *rule,
 		      const char *key, const char *value, bool *class_set)
 {
+	const char *reason;
 	int k;
 
 	if (!*value)
@@ -130,6 +131,8 @@ static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *
 	} else if (strcmp(key, "cmdline") == 0) {
 		if (rule->match & RULE_MATCH_CMDLINE)
 			return rules_bad(r, pos, "cmdline given twice"), -EINVAL;
+		if (rules_regex_check(value, &reason) < 0)
+			return rules_bad(r, pos, "cmdline: \"%s\": %s", value, reason), -EINVAL;
 		k = regcomp(&rule->cmdline_re, value, REG_EXTENDED | REG_NOSUB);
 		if (k != 0) {
 			char msg[128];

@@ -35,6 +35,11 @@ int rules_add(struct rules *r, struct rule *rule, const struct rule_pos *pos);
 void rule_clear(struct rule *rule);
 const struct rule_type *rules_find_type(const struct rules *r, const char *name);
 
+/* Refuses a cmdline= pattern that regcomp(3) would take too long over, or
+ * that would be slow to match: -EINVAL with *reason set, else 0. Syntax
+ * errors are left to regcomp(). */
+int rules_regex_check(const char *pattern, const char **reason);
+
 /* Each parses one line (without its newline) and adds what it defines.
  * A bad line is reported through rules_bad(); only -ENOMEM is returned. */
 int rules_parse_native(struct rules *r, const struct rule_pos *pos, char *line);
