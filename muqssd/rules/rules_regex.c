@@ -9,6 +9,7 @@
 #include "rules_private.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -42,28 +43,33 @@ static const char *skip_bracket(const char *p)
 	return *p ? p + 1 : NULL;
 }
 
-/* Parses "{n}", "{n,}" or "{n,m}" at p; how many copies glibc makes. */
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Parses "{n}", "{n,}", "{n,m}" or glibc's "{,m}" at p; how many copies
+ * of the repeated element glibc makes, at most REGEX_MAX_NODES + 1. */
 static const char *parse_interval(const char *p, uint64_t *copies)
 {
-	char *end;
-	unsigned long n, m;
+	unsigned long n = 0, m;
+	char *end = (char *)p + 1;
 
-	if (p[1] < '0' || p[1] > '9')
+	if (is_digit(*end))
+		n = strtoul(end, &end, 10);
+	else if (*end != ',')
 		return NULL;
-	n = strtoul(p + 1, &end, 10);
 	m = n;
 	if (*end == ',') {
-		if (end[1] >= '0' && end[1] <= '9') {
-			m = strtoul(end + 1, &end, 10);
-		} else {
-			m = n + 1;
-			end++;
-		}
+		end++;
+		m = is_digit(*end) ? strtoul(end, &end, 10) : n + 1;
 	}
 	if (*end != '}')
 		return NULL;
+	if (m < n)
+		m = n;
 	/* Past RE_DUP_MAX regcomp() refuses it; only overflow matters here. */
-	*copies = (m > n ? m : n) > REGEX_MAX_NODES ? REGEX_MAX_NODES + 1 : (m > n ? m : n) + 1;
+	*copies = m >= REGEX_MAX_NODES ? REGEX_MAX_NODES + 1 : m + 1;
 	return end + 1;
 }
 
@@ -108,8 +114,12 @@ int rules_regex_check(const char *pattern, const char **reason)
 			p++;
 			continue;
 		case ')':
-			if (depth == 0)
-				return 0;
+			if (depth == 0) {
+				/* glibc takes an unmatched ')' literally. */
+				g->last = 1;
+				p++;
+				break;
+			}
 			depth--;
 			g = &stack[depth];
 			g->last = stack[depth + 1].total + 1;
@@ -122,13 +132,22 @@ int rules_regex_check(const char *pattern, const char **reason)
 		case '*':
 		case '?':
 			p++;
-			continue;
+			if (g->last > 0)
+				continue;
+			/* Nothing to repeat: glibc may take it literally, and
+			 * what follows may repeat it. */
+			g->last = 1;
+			break;
 		case '+':
 			copies = 2;
 			p++;
+			if (g->last == 0) {
+				copies = 0;
+				g->last = 1;
+			}
 			break;
 		case '{':
-			next = parse_interval(p, &copies);
+			next = g->last > 0 ? parse_interval(p, &copies) : NULL;
 			if (!next) {
 				g->last = 1;
 				p++;
