@@ -286,10 +286,18 @@ int daemon_sched_start(struct daemon *d)
 	l->nr_cpus = sched_nr_cpus(l->core);
 	l->resched = calloc((size_t)l->nr_cpus, sizeof(bool));
 	l->hogs = calloc((size_t)l->nr_cpus, sizeof(unsigned));
-	if (!l->resched || !l->hogs) {
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		int os = (int)topology_os_index(sched_topology(l->core), cpu);
+		if (os >= l->nr_os_cpus)
+			l->nr_os_cpus = os + 1;
+	}
+	l->os_to_cpu = calloc((size_t)l->nr_os_cpus, sizeof(int));
+	if (!l->resched || !l->hogs || !l->os_to_cpu) {
 		r = log_error_errno(ENOMEM, "out of memory");
 		goto fail;
 	}
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		l->os_to_cpu[topology_os_index(sched_topology(l->core), cpu)] = cpu;
 	r = enforcer_new(&l->enf, d->config.state_dir);
 	if (r < 0) {
 		log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
@@ -344,5 +352,6 @@ void daemon_sched_stop(struct daemon *d)
 		hwloc_topology_destroy(l->topo);
 	free(l->resched);
 	free(l->hogs);
+	free(l->os_to_cpu);
 	free(l);
 }

@@ -175,6 +175,14 @@ int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
 	return 0;
 }
 
+static void reslice(struct tracked_task *tt, void *userdata)
+{
+	struct managed_task *m = tt->sched_data;
+
+	if (m)
+		m->slice_set = false;
+}
+
 void daemon_tunables_changed(struct daemon *d)
 {
 	struct sched_loop *l = d->loop;
@@ -191,6 +199,7 @@ void daemon_tunables_changed(struct daemon *d)
 	cfg.yield_type = (int)t->yield_type;
 	cfg.iso_mode = t->iso_reading == ISO_READING_PER_CPU ? ISO_MODE_PER_CPU : ISO_MODE_MACHINE;
 	r = sched_set_config(l->core, &cfg);
+	tracker_foreach(d->tracker, reslice, NULL);
 	if (r < 0)
 		log_error_errno(r, "new tunables refused by the scheduler: %m");
 	else

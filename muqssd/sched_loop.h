@@ -8,9 +8,9 @@
  * pinned there and boosted to SCHED_FIFO, so the kernel runs it ahead of
  * normal work, as MuQSS runs the earliest deadline; when its slice of
  * measured CPU time runs out, or it sleeps, the next one takes its place.
- * A recently active sleeper whose key beats its CPU's running task waits
- * boosted one step higher, so its wake-up preempts at once, as MuQSS's
- * wakeup preemption does.
+ * A recently active sleeper whose key beats its CPU's running task (or
+ * whose CPU runs only hogs) waits boosted one step higher, so its wake-up
+ * preempts at once, as MuQSS's wakeup preemption does.
  *
  * A task that uses a whole slice without sleeping is a hog: it leaves the
  * queues (still charged, keeping its deadline) and shares the CPUs through
@@ -83,6 +83,8 @@ struct sched_loop {
 	int nr_cpus;
 	bool *resched;		/* per CPU, this tick */
 	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
+	int *os_to_cpu;		/* OS CPU number -> logical CPU */
+	int nr_os_cpus;
 	bool any_d_state;	/* a managed task sat in D this tick */
 	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
 };

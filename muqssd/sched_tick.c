@@ -112,6 +112,14 @@ static void become_hog(struct sched_loop *l, struct managed_task *m, bool hog)
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
+/* The logical CPU a task last ran on (the tracker reports the OS number). */
+static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
+{
+	if (tt->last_cpu < 0 || tt->last_cpu >= l->nr_os_cpus)
+		return 0;
+	return l->os_to_cpu[tt->last_cpu];
+}
+
 /* Brings the core's view of one task up to date with what the tracker
  * just read: charge the CPU it used, queue it if it woke, dequeue it if it
  * sleeps, and move it between the queues and the hogs. */
@@ -137,6 +145,12 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	runnable = tt->state == 'R';
 	if (!runnable)
 		m->slept = true;
+	/* EEVDF's slice request is the kernel's own rr_interval: ask for ours
+	 * once the task does something (sleepers cost nothing). */
+	if (!m->slice_set && delta && enforce_slice_supported(l->enf)) {
+		(void)enforce_set_slice(l->enf, &m->target, (uint64_t)cfg->rr_interval_ms * 1000000ULL);
+		m->slice_set = true;
+	}
 
 	if (m->st.running) {
 		int cpu = m->st.cpu;
@@ -162,17 +176,19 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (expired) {
 		/* ISO and IDLEPRIO keep their class's rules; only normal work
 		 * can be a hog. */
-		bool hog = !m->slept && runnable && m->st.class != SCHED_CLASS_ISO &&
+		bool hog = !m->slept && runnable && !sched_task_running_iso(&m->st) &&
 			   m->st.class != SCHED_CLASS_IDLEPRIO && m->st.class != SCHED_CLASS_RT;
 		m->slept = false;
 		if (hog != m->hog)
 			become_hog(l, m, hog);
-	} else if (m->hog && !runnable) {
+	} else if (m->hog && (!runnable || (m->st.class == SCHED_CLASS_ISO &&
+					     !sched_iso_refractory(l->core, hog_cpu(l, tt))))) {
+		/* It slept, or it is ISO again now the cap has cleared. */
 		become_hog(l, m, false);
 	}
 	if (m->hog) {
-		if (runnable && tt->last_cpu >= 0 && tt->last_cpu < l->nr_cpus)
-			l->hogs[tt->last_cpu]++;
+		if (runnable)
+			l->hogs[hog_cpu(l, tt)]++;
 		return;
 	}
 	if (runnable && !m->st.queued && !m->st.running) {
@@ -217,6 +233,7 @@ static void arm_sleeper(struct tracked_task *tt, void *userdata)
 	struct sched_loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
 	struct sched_task *curr;
+	bool beats;
 	int cpu;
 
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
@@ -227,9 +244,14 @@ static void arm_sleeper(struct tracked_task *tt, void *userdata)
 		return;
 	}
 	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
-	curr = cpu >= 0 ? sched_running(l->core, cpu) : NULL;
-	if (curr && m->st.class != SCHED_CLASS_IDLEPRIO &&
-	    l->last_tick_ns - m->last_ran_ns < RECENT_SLEEPER_NS && m->st.key < curr->key &&
+	if (cpu < 0)
+		return;
+	curr = sched_running(l->core, cpu);
+	/* Hogs are outside the deadline order: any sleeper's wake-up beats
+	 * them, as a queued task beats one that used up its slice. */
+	beats = curr ? m->st.key < curr->key : l->hogs[cpu] > 0;
+	if (beats && m->st.class != SCHED_CLASS_IDLEPRIO &&
+	    l->last_tick_ns - m->last_ran_ns < RECENT_SLEEPER_NS &&
 	    m->st.dl.slice_ns > DEADLINE_RESCHED_NS) {
 		managed_pin(l, m, cpu);
 		managed_boost(l, m, BOOST_WAKE);
