@@ -47,6 +47,7 @@
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
 #define NICE_UNSET 100
+#define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
 
 struct managed_task {
 	struct sched_task st;
@@ -83,6 +84,7 @@ struct sched_loop {
 	int nr_cpus;
 	bool *resched;		/* per CPU, this tick */
 	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
+	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;
 	bool any_d_state;	/* a managed task sat in D this tick */

@@ -250,11 +250,14 @@ static void arm_sleeper(struct tracked_task *tt, void *userdata)
 	/* Hogs are outside the deadline order: any sleeper's wake-up beats
 	 * them, as a queued task beats one that used up its slice. */
 	beats = curr ? m->st.key < curr->key : l->hogs[cpu] > 0;
-	if (beats && m->st.class != SCHED_CLASS_IDLEPRIO &&
+	/* A bounded number per CPU: many boosted sleepers waking together
+	 * would hold the CPU in SCHED_FIFO past what the tick can correct. */
+	if (beats && l->wake_boosts[cpu] < WAKE_BOOST_MAX && m->st.class != SCHED_CLASS_IDLEPRIO &&
 	    l->last_tick_ns - m->last_ran_ns < RECENT_SLEEPER_NS &&
 	    m->st.dl.slice_ns > DEADLINE_RESCHED_NS) {
 		managed_pin(l, m, cpu);
 		managed_boost(l, m, BOOST_WAKE);
+		l->wake_boosts[cpu]++;
 	} else {
 		managed_unboost(l, m);
 	}
@@ -315,6 +318,7 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 	l->any_d_state = false;
 	memset(l->resched, 0, sizeof(bool) * (size_t)l->nr_cpus);
 	memset(l->hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	tracker_refresh_active(l->d->tracker, now, budget);
 	tracker_foreach_active(l->d->tracker, account_task, l);
 
