@@ -5,10 +5,11 @@
  * nodes, and regcomp() runs for minutes on one rules line (found by
  * tests/fuzz/fuzz-rules). Worse, the cost of the copies grows with their
  * cube when they can match empty: "((x?)+){400}" takes a second, nine
- * nested "()+" as long. 512 nodes keep any pattern under 0.1 s. POSIX
- * leaves adjacent duplication symbols undefined anyway. Back-references,
- * a glibc extension in ERE, make matching exponential on the command line
- * of every new process. */
+ * nested "()+" as long, and stacked operators ("x+?+?+?") make every copy
+ * match empty. POSIX leaves adjacent duplication symbols undefined: they
+ * are refused, and 512 nodes keep any other pattern under 0.1 s to
+ * compile. Back-references, a glibc extension in ERE, make matching
+ * exponential on the command line of every new process. */
 #include "rules_private.h"
 
 #include <errno.h>
@@ -86,6 +87,7 @@ int rules_regex_check(const char *pattern, const char **reason)
 {
 	struct group stack[REGEX_MAX_DEPTH + 1] = { 0 };
 	unsigned depth = 0;
+	bool repeated = false; /* the last element was a repetition */
 	const char *p = pattern;
 
 	while (*p) {
@@ -115,6 +117,7 @@ int rules_regex_check(const char *pattern, const char **reason)
 				return -EINVAL;
 			}
 			stack[++depth] = (struct group){ 0 };
+			repeated = false;
 			p++;
 			continue;
 		case ')':
@@ -131,28 +134,22 @@ int rules_regex_check(const char *pattern, const char **reason)
 			break;
 		case '|':
 			g->last = 0;
+			repeated = false;
 			p++;
 			continue;
 		case '*':
 		case '?':
+			copies = 1;
 			p++;
-			if (g->last > 0)
-				continue;
-			/* Nothing to repeat: glibc may take it literally, and
-			 * what follows may repeat it. */
-			g->last = 1;
 			break;
 		case '+':
 			copies = 2;
 			p++;
-			if (g->last == 0) {
-				copies = 0;
-				g->last = 1;
-			}
 			break;
 		case '{':
-			next = g->last > 0 ? parse_interval(p, &copies) : NULL;
+			next = parse_interval(p, &copies);
 			if (!next) {
+				/* Not an interval: a literal brace. */
 				g->last = 1;
 				p++;
 				break;
@@ -164,6 +161,12 @@ int rules_regex_check(const char *pattern, const char **reason)
 			p++;
 			break;
 		}
+		if (copies && (g->last == 0 || repeated)) {
+			*reason = g->last == 0 ? "a repetition operator with nothing to repeat"
+					       : "adjacent repetition operators";
+			return -EINVAL;
+		}
+		repeated = copies > 0;
 		if (copies) {
 			/* The last element is repeated: replace it by its copies. */
 			grown = sat_mul(g->last, copies);
