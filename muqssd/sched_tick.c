@@ -133,7 +133,14 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted)
 		return;
-	/* Its owner may change its policy under us (chrt, schedtool). */
+	/* Its owner may renice it (nice, renice) or change its policy
+	 * (chrt, schedtool) under us. */
+	if (tt->nice != (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice)) {
+		sched_set_nice(l->core, &m->st, tt->nice);
+		m->kernel_nice = NICE_UNSET;
+		if (m->hog)
+			become_hog(l, m, true);
+	}
 	if (tt->policy == SCHED_IDLE && !m->idle_policy && m->class != MUQSS_CLASS_IDLEPRIO)
 		managed_set_class(l, m, MUQSS_CLASS_IDLEPRIO);
 	delta = tt->cpu_ns > m->seen_cpu_ns ? tt->cpu_ns - m->seen_cpu_ns : 0;
