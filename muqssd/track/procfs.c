@@ -22,10 +22,11 @@ ssize_t procfs_read_file(const char *path, char *buf, size_t size)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gone(errno);
-	/* /proc text files are produced in one read when the buffer is big
-	 * enough; loop anyway for status, which can exceed a short buffer. */
+	/* A /proc seq file hands over all it has, up to the space given:
+	 * a short read is the end, no second read() needed to see EOF. */
 	while (len + 1 < size) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
+		size_t want = size - 1 - len;
+		ssize_t n = read(fd, buf + len, want);
 
 		if (n < 0) {
 			int e = errno;
@@ -35,13 +36,37 @@ ssize_t procfs_read_file(const char *path, char *buf, size_t size)
 			close(fd);
 			return gone(e);
 		}
-		if (n == 0)
-			break;
 		len += (size_t)n;
+		if ((size_t)n < want)
+			break;
 	}
 	close(fd);
 	buf[len] = '\0';
 	return (ssize_t)len;
+}
+
+int procfs_task_open(pid_t tgid, pid_t tid, const char *name)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)tgid, (int)tid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? gone(errno) : fd;
+}
+
+ssize_t procfs_pread(int fd, char *buf, size_t size)
+{
+	ssize_t n;
+
+	/* A seq file read at offset 0 is generated afresh. */
+	do
+		n = pread(fd, buf, size - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return gone(errno);
+	buf[n] = '\0';
+	return n;
 }
 
 static ssize_t read_task_file(pid_t tgid, pid_t tid, const char *name, char *buf, size_t size)
@@ -52,18 +77,28 @@ static ssize_t read_task_file(pid_t tgid, pid_t tid, const char *name, char *buf
 	return procfs_read_file(path, buf, size);
 }
 
-int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret)
+static int parse_stat(ssize_t n, const char *buf, struct procfs_stat *ret)
 {
-	char buf[1024];
-	ssize_t n;
-
-	n = read_task_file(tgid, tid, "stat", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	/* An empty file means the task is being torn down. */
 	if (n == 0)
 		return -ESRCH;
 	return procfs_parse_stat(buf, ret);
+}
+
+int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret)
+{
+	char buf[1024];
+
+	return parse_stat(read_task_file(tgid, tid, "stat", buf, sizeof(buf)), buf, ret);
+}
+
+int procfs_stat_pread(int fd, struct procfs_stat *ret)
+{
+	char buf[1024];
+
+	return parse_stat(procfs_pread(fd, buf, sizeof(buf)), buf, ret);
 }
 
 int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret)
@@ -79,17 +114,27 @@ int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret)
 	return procfs_parse_status(buf, ret);
 }
 
-int procfs_task_schedstat(pid_t tgid, pid_t tid, struct procfs_schedstat *ret)
+static int parse_schedstat(ssize_t n, const char *buf, struct procfs_schedstat *ret)
 {
-	char buf[128];
-	ssize_t n;
-
-	n = read_task_file(tgid, tid, "schedstat", buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n == 0)
 		return -ESRCH;
 	return procfs_parse_schedstat(buf, ret);
+}
+
+int procfs_task_schedstat(pid_t tgid, pid_t tid, struct procfs_schedstat *ret)
+{
+	char buf[128];
+
+	return parse_schedstat(read_task_file(tgid, tid, "schedstat", buf, sizeof(buf)), buf, ret);
+}
+
+int procfs_schedstat_pread(int fd, struct procfs_schedstat *ret)
+{
+	char buf[128];
+
+	return parse_schedstat(procfs_pread(fd, buf, sizeof(buf)), buf, ret);
 }
 
 int procfs_task_cgroup(pid_t tgid, pid_t tid, const char *controller, char *buf, size_t size)

@@ -13,6 +13,16 @@
 /* Reads a whole small file into buf, NUL-terminated. Returns its length. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);
 
+/* Opens /proc/<tgid>/task/<tid>/<name> (O_CLOEXEC) for procfs_*_pread():
+ * the fd stays bound to that task, so once the task is gone (its tid
+ * reused or not) reads fail with -ESRCH. Returns the fd or -errno. */
+int procfs_task_open(pid_t tgid, pid_t tid, const char *name);
+/* Rereads a whole small seq file through an open fd: one pread() at
+ * offset 0, which the kernel generates afresh. Returns its length. */
+ssize_t procfs_pread(int fd, char *buf, size_t size);
+int procfs_stat_pread(int fd, struct procfs_stat *ret);
+int procfs_schedstat_pread(int fd, struct procfs_schedstat *ret);
+
 int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret);
 int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret);
 int procfs_task_schedstat(pid_t tgid, pid_t tid, struct procfs_schedstat *ret);

@@ -30,6 +30,7 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	tidmap_init(&t->procs);
 	TAILQ_INIT(&t->active);
 	TAILQ_INIT(&t->idle);
+	t->max_fd_tasks = tracker_fd_budget();
 	r = scope_init(&t->scope, config);
 	if (r < 0) {
 		log_error_errno(r, "cannot resolve scope cgroup %s: %m",
@@ -47,6 +48,7 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 
 	if (notify && t->cb.task_exit)
 		t->cb.task_exit(task, t->userdata);
+	tracker_close_fds(t, task);
 	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
 	if (task->active)
 		t->nactive--;
@@ -199,6 +201,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	}
 	task->tid = tid;
 	task->tgid = tgid;
+	task->stat_fd = task->schedstat_fd = -1;
 	task->uid = status.ruid;
 	task->euid = status.euid;
 	task->gid = status.rgid;
@@ -235,95 +238,6 @@ struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
 const char *tracker_task_exe(const struct tracked_task *task)
 {
 	return task->proc->exe;
-}
-
-static void set_active(struct tracker *t, struct tracked_task *task, bool active)
-{
-	if (task->active == active)
-		return;
-	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
-	task->active = active;
-	if (active) {
-		TAILQ_INSERT_TAIL(&t->active, task, list_link);
-		t->nactive++;
-	} else {
-		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
-		t->nactive--;
-	}
-}
-
-int tracker_refresh(struct tracker *t, struct tracked_task *task)
-{
-	struct procfs_schedstat ss;
-	struct procfs_stat st;
-	uint64_t now;
-	int r;
-
-	r = procfs_task_stat(task->tgid, task->tid, &st);
-	if (r == -EINVAL) {
-		log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
-			 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)task->tgid,
-			 (int)task->tid);
-		return 0;
-	}
-	if (r < 0 || st.start_time != task->start_time || st.state == 'Z' || st.state == 'X') {
-		tracker_remove(t, task);
-		return -ESRCH;
-	}
-	if (procfs_task_schedstat(task->tgid, task->tid, &ss) < 0)
-		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
-	now = now_nsec(CLOCK_MONOTONIC);
-	tracker_apply_stat(task, &st);
-	if (st.state == 'R' || ss.cpu_ns != task->cpu_ns)
-		task->active_ns = now;
-	task->cpu_ns = ss.cpu_ns;
-	task->wait_ns = ss.wait_ns;
-	task->timeslices = ss.timeslices;
-	task->refreshed_ns = now;
-	return 0;
-}
-
-/* One read (schedstat) for a sleeper: only CPU time that grew makes it
- * worth the full refresh. Returns 1 when it ran, 0 when not, -ESRCH. */
-static int probe_idle(struct tracker *t, struct tracked_task *task)
-{
-	struct procfs_schedstat ss;
-	int r;
-
-	r = procfs_task_schedstat(task->tgid, task->tid, &ss);
-	if (r == 0 && ss.cpu_ns == task->cpu_ns)
-		return 0;
-	r = tracker_refresh(t, task);
-	return r < 0 ? r : 1;
-}
-
-unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget)
-{
-	struct tracked_task *task, *next, *last;
-	unsigned n = 0;
-
-	/* Tasks that move to the idle list go to its tail, past "last". */
-	last = TAILQ_LAST(&t->idle, task_list);
-	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
-		n++;
-		if (tracker_refresh(t, task) < 0)
-			continue;
-		if (now_ns > task->active_ns + TRACKER_IDLE_AFTER_NS)
-			set_active(t, task, false);
-	}
-	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle))) {
-		bool end = task == last;
-
-		n++;
-		/* Rotate first so the sweep goes round even if it is removed. */
-		TAILQ_REMOVE(&t->idle, task, list_link);
-		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
-		if (probe_idle(t, task) > 0)
-			set_active(t, task, true);
-		if (end)
-			break;
-	}
-	return n;
 }
 
 static void foreach_list(struct task_list *list, tracker_task_func_t fn, void *userdata)

@@ -8,7 +8,8 @@
  * Freshness. Identity, comm, exe, uid and scope are kept current by events.
  * State, CPU, nice, policy and last CPU are as fresh as the last
  * tracker_refresh() of that task; tracker_refresh_active() is the cheap way
- * for a periodic tick to keep them current (see there).
+ * for a periodic tick to keep them current (see there for exactly how
+ * current).
  *
  * Callbacks run on the event loop, from inside tracker_start(),
  * tracker_refresh*() and event handling. task_exit is the last call for a
@@ -59,6 +60,8 @@ struct tracked_task {
 	struct tracked_proc *proc;
 	uint64_t added_ns;
 	uint64_t seen_gen;
+	uint64_t stat_ns;	/* last stat read; 0 forces one */
+	int stat_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
 	TAILQ_ENTRY(tracked_task) proc_link;
 	TAILQ_ENTRY(tracked_task) list_link;
 };
@@ -96,21 +99,45 @@ struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid);
 /* The executable of the task's process; NULL when unknown. */
 const char *tracker_task_exe(const struct tracked_task *task);
 /* Rereads state, nice, policy, last CPU (stat) and CPU and wait time
- * (schedstat): two small reads. Returns 0, or -ESRCH when the task is gone
- * or its tid was reused, in which case task_exit has been called and task
- * is freed (a reused tid shows up as a new task). */
+ * (schedstat), always both. Returns 0, or -ESRCH when the task is gone or
+ * its tid was reused, in which case task_exit has been called and task is
+ * freed (a reused tid shows up as a new task). */
 int tracker_refresh(struct tracker *t, struct tracked_task *task);
-/* The tick's refresh. Rereads (tracker_refresh) every task on the active
- * list, and probes up to idle_budget tasks of the idle list, round robin:
- * a probe reads schedstat only, and does the full refresh only when the
- * task's CPU time grew. A task whose refresh sees it runnable (R) or sees
- * its CPU time grow is active; one that has been neither for
- * TRACKER_IDLE_AFTER_NS moves to the idle list. New tasks start active.
- * So a tick costs 2 reads per active task + 1 per probe however many
- * tasks sleep, and a sleeper that wakes and runs is noticed within
- * idle/idle_budget ticks (a woken task that has not run yet is not).
- * Returns the number of tasks read. */
+/* The tick's refresh: keeps every task on the active list current and
+ * sweeps the idle list a little. Returns the number of tasks read.
+ *
+ * Active tasks. When it returns, each active task's cpu_ns, wait_ns and
+ * timeslices are read this call, and state is exact with one exception:
+ * a task that was sleeping (S, D, T...) and has been woken but has not
+ * yet been on a CPU still shows its sleeping state; it shows R from the
+ * first tick after it first runs, and at the latest
+ * TRACKER_STAT_MAX_AGE_NS after the last stat read. nice, policy,
+ * rt_priority and last_cpu are as of that stat read too. How: schedstat
+ * is read every call (through a cached fd, pread at offset 0); stat only
+ * when schedstat moved since the last read (the task was switched on or
+ * off a CPU, or ran through a kernel tick, or was moved while queued),
+ * when the last stat read is TRACKER_STAT_MAX_AGE_NS old, or on the first
+ * read. A task changes state only on its own CPU (sleep, stop, exit),
+ * which moves schedstat, or by being woken, which does not. So running
+ * and waiting tasks read R, sleepers their sleep state, and a task that
+ * slept or exited since the last call is seen doing so in this one.
+ *
+ * Active and idle. A task whose read sees it R or sees its CPU time grow
+ * is active; one that has been neither for TRACKER_IDLE_AFTER_NS moves
+ * to the idle list. New tasks start active. Idle tasks are not read each
+ * call: up to idle_budget of them are probed, round robin, and no more
+ * than TRACKER_SWEEP_PER_SEC per second on average, however large the
+ * budget. A probe reads schedstat only, and a task whose CPU time grew
+ * gets a full read and becomes active. So a sleeper that wakes and runs
+ * is noticed within one sweep (the idle count over the probe rate); one
+ * woken that has not yet run is not.
+ *
+ * Cost per call: 1 pread per active task, +1 for those that ran; 1
+ * open+read+close per probe. Active tasks keep 2 fds open each, up to 256
+ * tasks (fewer under a low RLIMIT_NOFILE); past that they read by path. */
 #define TRACKER_IDLE_AFTER_NS (1000ULL * 1000 * 1000)
+#define TRACKER_STAT_MAX_AGE_NS (100ULL * 1000 * 1000)
+#define TRACKER_SWEEP_PER_SEC 1000
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */

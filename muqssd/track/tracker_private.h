@@ -36,6 +36,10 @@ struct tracker {
 	struct tidmap procs; /* tgid -> tracked_proc, the processes in scope */
 	struct task_list active, idle;
 	size_t nactive;
+	/* Active tasks keep their stat and schedstat open, up to this many. */
+	size_t nfd_tasks, max_fd_tasks;
+	uint64_t last_refresh_ns;
+	uint64_t sweep_carry_ns; /* time not yet spent on idle probes */
 
 	struct connector *conn;
 	sd_event_source *io_source;
@@ -60,6 +64,11 @@ void tracker_remove(struct tracker *t, struct tracked_task *task);
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
+
+/* tracker_refresh.c */
+/* How many tasks may keep fds open, from RLIMIT_NOFILE. */
+size_t tracker_fd_budget(void);
+void tracker_close_fds(struct tracker *t, struct tracked_task *task);
 
 /* tracker_scan.c */
 /* Reconciles with /proc. With verify, every known task's stat is reread

@@ -1,0 +1,269 @@
+/* Keeping the per-tick facts (state, CPU and wait time) of active tasks
+ * current, at a cost that follows the number of active tasks.
+ *
+ * An active task keeps its stat and schedstat open and each tick rereads
+ * them with pread() at offset 0, which is several times cheaper than
+ * open+read+close. An open /proc fd is bound to its task: once the task
+ * is gone, reads fail with ESRCH even if its tid is reused, so after the
+ * first stat read through it (which checks the start time) nothing else
+ * needs checking.
+ *
+ * Most ticks read schedstat only. Its three counters move whenever the
+ * task is switched on or off a CPU (cpu_ns at switch-out and at each
+ * kernel tick while it runs, wait_ns and timeslices at switch-in, wait_ns
+ * when it is moved while queued). A task changes state only by running
+ * (sleeping, stopping, exiting all happen on its own CPU) or by being
+ * woken. So while schedstat has not moved, the state read last is still
+ * the state, except that a sleeper may have been woken and be waiting for
+ * its first slice; stat is reread when schedstat moves or when the last
+ * stat read is TRACKER_STAT_MAX_AGE_NS old. */
+#include "tracker_private.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "time_util.h"
+
+#define NSEC_PER_SEC (1000ULL * 1000 * 1000)
+/* Each cached task holds two fds; leave room for everything else. */
+#define FD_TASKS_MAX 256
+#define FD_RESERVE 256
+
+size_t tracker_fd_budget(void)
+{
+	struct rlimit rl;
+	rlim_t spare;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return FD_TASKS_MAX;
+	spare = rl.rlim_cur > FD_RESERVE ? (rl.rlim_cur - FD_RESERVE) / 2 : 0;
+	return spare < FD_TASKS_MAX ? (size_t)spare : FD_TASKS_MAX;
+}
+
+void tracker_close_fds(struct tracker *t, struct tracked_task *task)
+{
+	if (task->schedstat_fd < 0)
+		return;
+	close(task->schedstat_fd);
+	close(task->stat_fd);
+	task->schedstat_fd = task->stat_fd = -1;
+	t->nfd_tasks--;
+}
+
+/* Opens the task's fds if a slot is free. The cache is not LRU on
+ * purpose: each tick walks every active task in the same order, which
+ * would make an LRU cache smaller than the set miss every time. Tasks
+ * that find it full read by path until a slot frees up. Returns 0 with
+ * the fds open, -ENOSPC when full, -ESRCH or -errno. */
+static int open_fds(struct tracker *t, struct tracked_task *task)
+{
+	int sfd, ssfd;
+
+	if (task->schedstat_fd >= 0)
+		return 0;
+	if (t->nfd_tasks >= t->max_fd_tasks)
+		return -ENOSPC;
+	ssfd = procfs_task_open(task->tgid, task->tid, "schedstat");
+	if (ssfd < 0)
+		return ssfd;
+	sfd = procfs_task_open(task->tgid, task->tid, "stat");
+	if (sfd < 0) {
+		close(ssfd);
+		return sfd;
+	}
+	task->schedstat_fd = ssfd;
+	task->stat_fd = sfd;
+	/* The first read through new fds checks that they are this task's. */
+	task->stat_ns = 0;
+	t->nfd_tasks++;
+	return 0;
+}
+
+static bool schedstat_moved(const struct tracked_task *task, const struct procfs_schedstat *ss)
+{
+	return ss->cpu_ns != task->cpu_ns || ss->wait_ns != task->wait_ns ||
+	       ss->timeslices != task->timeslices;
+}
+
+static bool gone_state(const struct tracked_task *task, const struct procfs_stat *st)
+{
+	return st->start_time != task->start_time || st->state == 'Z' || st->state == 'X';
+}
+
+static void apply_reads(struct tracked_task *task, const struct procfs_stat *st,
+			const struct procfs_schedstat *ss, uint64_t now)
+{
+	tracker_apply_stat(task, st);
+	if (st->state == 'R' || ss->cpu_ns != task->cpu_ns)
+		task->active_ns = now;
+	task->cpu_ns = ss->cpu_ns;
+	task->wait_ns = ss->wait_ns;
+	task->timeslices = ss->timeslices;
+	task->refreshed_ns = task->stat_ns = now;
+}
+
+static void warn_unparsable(const struct tracked_task *task)
+{
+	log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
+		 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)task->tgid, (int)task->tid);
+}
+
+/* Without open fds: stat first, so a reused tid is caught before its
+ * schedstat is taken for this task's. Returns 0, or -ESRCH when the task
+ * is gone (removed, task_exit called). */
+static int refresh_by_path(struct tracker *t, struct tracked_task *task, uint64_t now)
+{
+	struct procfs_schedstat ss;
+	struct procfs_stat st;
+	int r;
+
+	r = procfs_task_stat(task->tgid, task->tid, &st);
+	if (r == -EINVAL) {
+		warn_unparsable(task);
+		return 0;
+	}
+	if (r < 0 || gone_state(task, &st)) {
+		tracker_remove(t, task);
+		return -ESRCH;
+	}
+	if (procfs_task_schedstat(task->tgid, task->tid, &ss) < 0)
+		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
+	apply_reads(task, &st, &ss, now);
+	return 0;
+}
+
+/* One tick's read of an active task. With force, stat is read too. */
+static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t now, bool force)
+{
+	struct procfs_schedstat ss;
+	struct procfs_stat st;
+	int r;
+
+	r = open_fds(t, task);
+	if (r == -ESRCH) {
+		tracker_remove(t, task);
+		return -ESRCH;
+	}
+	if (r < 0)
+		return refresh_by_path(t, task, now);
+	r = procfs_schedstat_pread(task->schedstat_fd, &ss);
+	if (r < 0) {
+		/* -ESRCH: gone. Anything else is odd: let stat decide. */
+		if (r == -ESRCH) {
+			tracker_remove(t, task);
+			return -ESRCH;
+		}
+		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
+		force = true;
+	}
+	if (!force && task->stat_ns && !schedstat_moved(task, &ss) &&
+	    now - task->stat_ns < TRACKER_STAT_MAX_AGE_NS) {
+		/* Not on a CPU since the last read: same state. */
+		if (task->state == 'R')
+			task->active_ns = now;
+		task->refreshed_ns = now;
+		return 0;
+	}
+	r = procfs_stat_pread(task->stat_fd, &st);
+	if (r == -EINVAL) {
+		warn_unparsable(task);
+		return 0;
+	}
+	if (r < 0 || gone_state(task, &st)) {
+		tracker_remove(t, task);
+		return -ESRCH;
+	}
+	apply_reads(task, &st, &ss, now);
+	return 0;
+}
+
+int tracker_refresh(struct tracker *t, struct tracked_task *task)
+{
+	uint64_t now = now_nsec(CLOCK_MONOTONIC);
+
+	if (task->schedstat_fd >= 0)
+		return refresh_task(t, task, now, true);
+	return refresh_by_path(t, task, now);
+}
+
+static void set_active(struct tracker *t, struct tracked_task *task, bool active)
+{
+	if (task->active == active)
+		return;
+	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
+	task->active = active;
+	if (active) {
+		TAILQ_INSERT_TAIL(&t->active, task, list_link);
+		t->nactive++;
+	} else {
+		tracker_close_fds(t, task);
+		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
+		t->nactive--;
+	}
+}
+
+/* One read (schedstat, by path: sleepers keep no fds) for a sleeper: only
+ * CPU time that grew makes it worth the full refresh. Returns 1 when it
+ * ran, 0 when not, -ESRCH. */
+static int probe_idle(struct tracker *t, struct tracked_task *task, uint64_t now)
+{
+	struct procfs_schedstat ss;
+	int r;
+
+	r = procfs_task_schedstat(task->tgid, task->tid, &ss);
+	if (r == 0 && ss.cpu_ns == task->cpu_ns)
+		return 0;
+	r = refresh_by_path(t, task, now);
+	return r < 0 ? r : 1;
+}
+
+/* The idle probes this tick may spend: the caller's budget, held to
+ * TRACKER_SWEEP_PER_SEC on average. */
+static unsigned sweep_allowance(struct tracker *t, uint64_t now, unsigned budget)
+{
+	uint64_t per_probe = NSEC_PER_SEC / TRACKER_SWEEP_PER_SEC, n;
+
+	if (t->last_refresh_ns && now > t->last_refresh_ns)
+		t->sweep_carry_ns += now - t->last_refresh_ns;
+	t->last_refresh_ns = now;
+	/* No burst after a long quiet spell. */
+	if (t->sweep_carry_ns > NSEC_PER_SEC)
+		t->sweep_carry_ns = NSEC_PER_SEC;
+	n = t->sweep_carry_ns / per_probe;
+	if (n > budget)
+		n = budget;
+	t->sweep_carry_ns -= n * per_probe;
+	return (unsigned)n;
+}
+
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget)
+{
+	struct tracked_task *task, *next, *last;
+	unsigned n = 0;
+
+	/* Tasks that move to the idle list go to its tail, past "last". */
+	last = TAILQ_LAST(&t->idle, task_list);
+	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
+		n++;
+		if (refresh_task(t, task, now_ns, false) < 0)
+			continue;
+		if (now_ns > task->active_ns + TRACKER_IDLE_AFTER_NS)
+			set_active(t, task, false);
+	}
+	idle_budget = sweep_allowance(t, now_ns, idle_budget);
+	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle))) {
+		bool end = task == last;
+
+		n++;
+		/* Rotate first so the sweep goes round even if it is removed. */
+		TAILQ_REMOVE(&t->idle, task, list_link);
+		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
+		if (probe_idle(t, task, now_ns) > 0)
+			set_active(t, task, true);
+		if (end)
+			break;
+	}
+	return n;
+}
