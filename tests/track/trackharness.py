@@ -223,3 +223,148 @@ class Scope:
     def log_text(self):
         with open(self.logf.name) as f:
             return f.read()
+
+
+def cgroup_root(version):
+    """Mount point of the cgroup2 hierarchy (version 2) or of the v1
+    hierarchy holding the cpu controller (version 1); None if absent."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, mnt, fstype, opts = line.split()[:4]
+            if version == 2 and fstype == "cgroup2":
+                return mnt
+            if version == 1 and fstype == "cgroup" and "cpu" in opts.split(","):
+                return mnt
+    return None
+
+
+def cgroup_of(pid, version):
+    """A process's path in the hierarchy, as /proc/<pid>/cgroup says."""
+    with open(f"/proc/{pid}/cgroup") as f:
+        for line in f:
+            _, ctrls, path = line.rstrip("\n").split(":", 2)
+            if (version == 2 and ctrls == "") or (version == 1 and "cpu" in ctrls.split(",")):
+                return path
+    return None
+
+
+class CgroupScope(Scope):
+    """A cgroup the test makes (and removes): the scope root moves itself
+    into it before spawning, so its whole subtree is in it; the daemon
+    runs with --scope-cgroup. Tasks outside stay outside."""
+
+    def __init__(self, version, extra_args=(), log_level="info"):
+        self.version = version
+        mnt = cgroup_root(version)
+        self.cg = os.path.join(mnt, f"muqss-test-{os.getpid()}")
+        self.rel = "/" + os.path.relpath(self.cg, mnt)
+        os.mkdir(self.cg)
+        if version == 1:
+            # A fresh v1 cpu cgroup has no RT budget: boosting in it would
+            # fail with EPERM. Give it some where the parent has any.
+            try:
+                with open(os.path.join(self.cg, "cpu.rt_runtime_us"), "w") as f:
+                    f.write("10000")
+            except OSError:
+                pass
+        super().__init__(extra_args, log_level)
+
+    def _start(self, extra_args, log_level):
+        code = ("import os\nopen(%r, 'w').write(str(os.getpid()))\n" %
+                os.path.join(self.cg, "cgroup.procs")) + ROOT_CODE
+        self.root = subprocess.Popen(
+            ["timeout", "-s", "KILL", "300", sys.executable, "-c", code],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.root_pid = self._child_of(self.root.pid)
+
+    def start_daemon(self, extra_args=(), log_level="info"):
+        """Separate from __init__ so tasks can exist before the daemon."""
+        self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
+        self.daemon = subprocess.Popen(
+            ["timeout", "-s", "TERM", "200", MUQSSD, "--scope-cgroup", self.cg,
+             "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
+             "--config", self.conf, "--log-level", log_level, *extra_args],
+            stdout=self.logf, stderr=subprocess.STDOUT)
+        self.daemon_pid = self._child_of(self.daemon.pid)
+        self._wait_ready()
+
+    def mkdir(self, name):
+        path = os.path.join(self.cg, name)
+        os.mkdir(path)
+        return path
+
+    def move(self, pid, cgdir):
+        with open(os.path.join(cgdir, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+
+    def proc_tasks(self):
+        """The truth: every live thread of every process whose leader is
+        in the cgroup subtree."""
+        tasks = {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            p = int(name)
+            try:
+                path = cgroup_of(p, self.version)
+            except OSError:
+                continue
+            if path is None or not (path == self.rel or path.startswith(self.rel + "/")):
+                continue
+            try:
+                tids = os.listdir(f"/proc/{p}/task")
+            except OSError:
+                continue
+            for t in tids:
+                try:
+                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                        st = f.read()
+                except OSError:
+                    continue
+                rest = st[st.rindex(")") + 2:].split()
+                if rest[0] in "ZX" or int(rest[6]) & 0x00200000:
+                    continue
+                tasks[int(t)] = {"tgid": p, "comm": st[st.index("(") + 1:st.rindex(")")],
+                                 "start_time": int(rest[19])}
+        return tasks
+
+    def close(self):
+        try:
+            if getattr(self, "daemon", None) is None:
+                self.daemon = subprocess.Popen(["true"])  # Scope.close wants one
+            super().close()
+        finally:
+            self._remove_cgroup()
+
+    def _remove_cgroup(self):
+        """Kills everything left in the cgroup subtree, then removes it,
+        deepest first. Runs even when the test failed."""
+        dirs = [d for d, _, _ in os.walk(self.cg)]
+        for _ in range(100):
+            left = 0
+            for d in dirs:
+                try:
+                    with open(os.path.join(d, "cgroup.procs")) as f:
+                        pids = [int(p) for p in f.read().split()]
+                except OSError:
+                    continue
+                left += len(pids)
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except OSError:
+                        pass
+            if not left:
+                break
+            time.sleep(0.05)
+        for d in sorted(dirs, key=len, reverse=True):
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            else:
+                log("could not remove cgroup", d)
