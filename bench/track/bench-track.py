@@ -4,7 +4,13 @@ scheduling loop or the enforcer (trackbench.c), in a scope of its own.
 
   bench/track/bench-track.py [BUILDDIR]     (root; ~3 minutes)
   DURATION=60 sets the idle windows (seconds); ONLY="storm idle-10k" picks
-  runs (reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick).
+  runs (reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick
+  daemon-1k daemon-10k; the daemon-* runs are not in the default set).
+
+The daemon-* runs measure the whole muqssd (tracker, scheduling loop,
+enforcer) scoped to a subtree of 1,000 or 10,000 sleeping threads plus 4
+bounded hogs (bench/load/hog): its CPU over DURATION from /proc/<pid>/stat,
+its RSS, and how many tasks it tracks and holds active.
 
 Figures: idle CPU and RSS with 1,000 and 10,000 sleeping threads plus 4
 busy ones; storm cost per 1,000 fork+exec+exit and events/s; reaction
@@ -120,6 +126,73 @@ def idle(threads_per_proc, tick):
         r.close()
 
 
+class DaemonRun(Run):
+    """The real muqssd, scoped to the spawner's subtree, default config."""
+
+    def __init__(self):
+        self.root = subprocess.Popen(["timeout", "-s", "KILL", "600", sys.executable, "-c", ROOT],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        open(os.path.join(TMP, "empty.conf"), "w").close()
+        self.log = open(os.path.join(TMP, "muqssd.log"), "w")
+        self.sock = os.path.join(TMP, "control")
+        self.bench = subprocess.Popen(
+            ["timeout", "-s", "KILL", "600", os.path.join(BUILD, "muqssd", "muqssd"),
+             "--config", os.path.join(TMP, "empty.conf"), "--socket", self.sock,
+             "--state-dir", os.path.join(TMP, "state"), "--scope-pid", str(self.root.pid)],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        t0 = time.time()
+        while not os.path.exists(self.sock):
+            if self.bench.poll() is not None or time.time() - t0 > 10:
+                raise RuntimeError("muqssd did not start")
+            time.sleep(0.02)
+        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children").read().split()[0])
+
+    def stats(self):
+        """count and active from the daemon's debug dump (SIGUSR1)."""
+        path = os.path.join(TMP, "state", "tasks.json")
+        old = os.stat(path).st_mtime_ns if os.path.exists(path) else 0
+        os.kill(self.pid, signal.SIGUSR1)
+        for _ in range(100):
+            if os.path.exists(path) and os.stat(path).st_mtime_ns != old:
+                break
+            time.sleep(0.05)
+        j = __import__("json").load(open(path))
+        return {"count": j["count"], "active": sum(1 for t in j["tasks"] if t.get("active"))}
+
+    def close(self):
+        try:
+            os.kill(self.pid, signal.SIGTERM)  # restores what it changed
+            self.bench.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        Run.close(self)
+        subprocess.run([os.path.join(BUILD, "muqssd", "muqssd"), "--restore", "--state-dir",
+                        os.path.join(TMP, "state")], check=False, timeout=30)
+
+
+def daemon_idle(threads_per_proc):
+    r = DaemonRun()
+    try:
+        hog = os.path.join(BUILD, "bench", "load", "hog")
+        for _ in range(100):
+            r.spawn("/usr/bin/timeout", "-s", "KILL", str(DURATION + 60), HELPER, "threads",
+                    str(threads_per_proc), str((DURATION + 50) * 1000))
+        for _ in range(4):
+            r.spawn("/usr/bin/timeout", "-s", "KILL", str(DURATION + 40), hog, str(DURATION + 30))
+        time.sleep(5)
+        c0, t0 = r.cpu(), time.time()
+        time.sleep(DURATION)
+        c1, t1 = r.cpu(), time.time()
+        s = r.stats()
+        pct = 100 * (c1 - c0) / (t1 - t0)
+        print(f"muqssd, {100 * threads_per_proc} sleeping threads + 4 hogs ({s['count']} tracked, "
+              f"{s['active']} active): "
+              f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {r.rss_kb() / 1024:.1f} MiB, "
+              f"load {os.getloadavg()[0]:.1f}", flush=True)
+    finally:
+        r.close()
+
+
 def storm():
     r = Run()
     try:
@@ -169,6 +242,7 @@ if __name__ == "__main__":
         "reaction": reaction, "storm": storm,
         "idle-1k": lambda: idle(10, tick=False), "idle-1k-tick": lambda: idle(10, tick=True),
         "idle-10k": lambda: idle(100, tick=False), "idle-10k-tick": lambda: idle(100, tick=True),
+        "daemon-1k": lambda: daemon_idle(10), "daemon-10k": lambda: daemon_idle(100),
     }
     try:
         for name in only:
