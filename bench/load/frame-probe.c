@@ -1,6 +1,7 @@
 /* A periodic probe: wakes at absolute times, burns a fixed amount of CPU per
  * period, and reports how late it woke and how many periods it missed.
- * Models a 60 Hz frame loop or an audio callback. */
+ * Models a 60 Hz frame loop or an audio callback. With -o it also writes
+ * every wake-up latency, in microseconds and in wake order, one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -36,6 +37,19 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int write_raw(const char *path, const uint64_t *lat, size_t n)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
+	if (fclose(f) != 0)
+		return -errno;
+	return 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -46,17 +60,18 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	double period_ms = 1000.0 / 60.0, work_ms = 3.0, duration_s = 10.0;
-	const char *ready_file = NULL;
+	const char *ready_file = NULL, *raw_file = NULL;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:w:d:r:")) >= 0) {
+	while ((c = getopt(argc, argv, "p:w:d:r:o:")) >= 0) {
 		switch (c) {
 		case 'p': period_ms = atof(optarg); break;
 		case 'w': work_ms = atof(optarg); break;
 		case 'd': duration_s = atof(optarg); break;
 		case 'r': ready_file = optarg; break;
+		case 'o': raw_file = optarg; break;
 		default:
-			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-r READY_FILE]\n");
+			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-r READY_FILE] [-o RAW_FILE]\n");
 			return 2;
 		}
 	}
@@ -99,6 +114,8 @@ int main(int argc, char **argv)
 				next += period;
 		}
 	}
+	if (raw_file && write_raw(raw_file, lat, n) < 0)
+		fprintf(stderr, "frame-probe: %s: %s, ignoring\n", raw_file, strerror(errno));
 	qsort(lat, n, sizeof(*lat), cmp_u64);
 	uint64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(n * 99) / 100] : 0, mx = n ? lat[n - 1] : 0;
 	printf("{\"frames\": %zu, \"missed\": %zu, \"missed_pct\": %.3f, "
