@@ -1,0 +1,15 @@
+# Wake-latency CDF, one curve per configuration.
+# gnuplot -e "data='cdf.dat'; out='cdf.png'; title_text='...'; n=4" cdf.gp
+# data: one block per configuration (two blank lines between), each headed
+# by "# name", then "latency_ms fraction" lines.
+set terminal pngcairo size 900,560 enhanced font "sans,11"
+set output out
+set title title_text
+set xlabel "wake latency (ms, log scale)"
+set ylabel "fraction of wake-ups at or below"
+set logscale x
+set format x "%g"
+set yrange [0:1.02]
+set grid xtics ytics mxtics
+set key bottom right
+plot for [i=0:n-1] data index i using 1:2 with steps lw 2 title columnheader(1)

@@ -1,0 +1,128 @@
+"""The two runs outside the matrix: ISO share over time against iso_cpu,
+and muqssd's own CPU use against the number of tasks in its scope."""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sched"))
+import scenario  # noqa: E402
+
+from workloads import ctl  # noqa: E402
+
+
+def subtree(pid):
+    """pid and its descendants, as far as /proc still shows them."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return out
+
+
+def subtree_cpu_s(pid):
+    return sum(c for c in (scenario.proc_cpu_s(p) for p in subtree(pid)) if c is not None)
+
+
+def subtree_threads(pid):
+    n = 0
+    for p in subtree(pid):
+        try:
+            n += len(os.listdir(f"/proc/{p}/task"))
+        except OSError:
+            pass
+    return n
+
+
+def ctl_json(daemon, *args):
+    p = daemon.ctl("--json", *args)
+    if p.returncode:
+        raise RuntimeError(f"muqssctl {' '.join(args)}: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def iso_share(b, d, ncpu, step=0.5):
+    """One ISO hog per CPU against as many normal hogs, sampled every step
+    seconds: the ISO hogs' share of the machine from their CPU time, and the
+    daemon's own iso_percent reading (mean over CPUs)."""
+    tasks = [(f"iso{i}", f"{ctl(b)} -I -- {b}/bench/load/hog {d}") for i in range(ncpu)]
+    tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(ncpu)]
+    got = {"series": []}
+
+    def setup(daemon, pids):
+        got["tunables"] = ctl_json(daemon, "status")["tunables"]
+        iso = [pid for name, pid in pids.items() if name.startswith("iso")]
+        seen = {}  # pid -> last CPU seconds read: a hog that exits keeps its count
+
+        def iso_cpu():
+            for root in iso:
+                for p in subtree(root):
+                    c = scenario.proc_cpu_s(p)
+                    if c is not None:
+                        seen[p] = max(c, seen.get(p, 0))
+            return sum(seen.values())
+
+        # The ISO hogs would starve a normal-class sampler: read at FIFO 10
+        # (muqssctl inherits it), back to normal once done.
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        try:
+            sample(daemon, iso_cpu)
+        finally:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+
+    def sample(daemon, iso_cpu):
+        start = last_t = time.monotonic()
+        last_cpu = iso_cpu()
+        k = 1
+        while start + k * step < start + d - 0.5:
+            time.sleep(max(0, start + k * step - time.monotonic()))
+            cpu, now = iso_cpu(), time.monotonic()
+            k = max(k + 1, int((now - start) / step) + 1)
+            try:
+                q = ctl_json(daemon, "queues")["cpus"]
+                reading = sum(c["iso_percent"] for c in q) / len(q)
+            except (RuntimeError, ValueError, KeyError, ZeroDivisionError):
+                reading = None
+            got["series"].append({"t_s": round(now - start, 3),
+                                  "iso_share_pct": round(100 * (cpu - last_cpu) / (ncpu * (now - last_t)), 2),
+                                  "iso_percent_reading": reading})
+            last_t, last_cpu = now, cpu
+
+    r = scenario.run(b, tasks, d, muqssd=True, setup=setup)
+    got["daemon_cpu_s"] = r["_daemon_cpu_s"]
+    return got
+
+
+def daemon_scaling(b, helper, counts, settle, window, busy):
+    """muqssd scoped to N sleeping threads (100 per process) plus a few
+    bounded hogs; its CPU is read over window seconds after settle seconds
+    (so start-up scanning of the new tasks is left out)."""
+    out = []
+    for n in counts:
+        d = settle + window + 1
+        ms = int((d + 5) * 1000)
+        procs = max(1, n // 100)
+        tasks = [(f"sleep{i}", f"{helper} threads {n // procs} {ms}") for i in range(procs)]
+        tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(busy)]
+        got = {}
+
+        def setup(daemon, pids):
+            time.sleep(settle)
+            got["threads_in_scope"] = sum(subtree_threads(p) for p in pids.values())
+            c0, t0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
+            time.sleep(window)
+            c1, t1 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
+            got["daemon_cpu_pct"] = round(100 * (c1 - c0) / (t1 - t0), 3)
+
+        r = scenario.run(b, tasks, d, muqssd=True, setup=setup)
+        got.update(sleeping_threads=n, busy=busy, window_s=window,
+                   daemon_cpu_s_total=r["_daemon_cpu_s"])
+        print(f"scaling {n:6} threads: {got}", flush=True)
+        out.append(got)
+    return out

@@ -1,0 +1,111 @@
+"""Medians, ratios against stock, verdicts, and the Markdown report."""
+
+import statistics
+
+from workloads import CONFIGS, CONFIG_TEXT
+
+# A median within these bounds of stock's is "same": the machine's own
+# noise between alternated runs is of this order.
+LAT_BAND = (0.9, 1.1)
+WORK_BAND = (0.95, 1.05)
+MISSED_BAND_PTS = 1.0
+
+
+def medians(samples):
+    """samples[cell][config][figure] = [per-run values] -> medians."""
+    return {cell: {cfg: {k: statistics.median(v) for k, v in figs.items()}
+                   for cfg, figs in cfgs.items()}
+            for cell, cfgs in samples.items()}
+
+
+def word(ratio, band, lower_is_better):
+    if ratio is None:
+        return "n/a"
+    lo, hi = band
+    if lo <= ratio <= hi:
+        return "same"
+    return "better" if (ratio < lo) == lower_is_better else "worse"
+
+
+def compare(med):
+    """Adds ratios and a verdict against stock to every cell's medians."""
+    for cell, cfgs in med.items():
+        stock = cfgs.get("stock", {})
+        for cfg, m in cfgs.items():
+            p99, s99 = m.get("wake_p99_us"), stock.get("wake_p99_us")
+            m["p99_vs_stock"] = p99 / s99 if p99 is not None and s99 else None
+            w, sw = m.get("work"), stock.get("work")
+            m["throughput_vs_stock"] = w / sw if w is not None and sw else None
+            if cfg == "stock":
+                m["verdict"] = "reference"
+                continue
+            parts = [f"p99 {word(m['p99_vs_stock'], LAT_BAND, True)} ×{fmt(m['p99_vs_stock'], 2)}"]
+            if m.get("missed_pct") is not None and stock.get("missed_pct") is not None:
+                diff = m["missed_pct"] - stock["missed_pct"]
+                mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
+                parts.append(f"missed {mw} {diff:+.1f} pts")
+            parts.append(f"throughput {word(m['throughput_vs_stock'], WORK_BAND, False)} "
+                         f"×{fmt(m['throughput_vs_stock'], 2)}")
+            m["verdict"] = "; ".join(parts)
+    return med
+
+
+def fmt(v, digits=1, scale=1.0):
+    return "–" if v is None else f"{v * scale:.{digits}f}"
+
+
+def markdown(meta, med, iso, scaling):
+    L = [f"# muqssd benchmark report",
+         "",
+         f"Produced by `{meta['command']}` on {meta['date']}.",
+         "",
+         f"- machine: {meta['cpu_model']}, {meta['cpus']} CPUs, {meta['mem_gb']} GB; "
+         f"kernel {meta['kernel']}",
+         f"- load average when the run started: {meta['loadavg']} "
+         "(anything else running skews every figure; ratios within one run hold up best)",
+         f"- {meta['reps']} repetitions of {meta['duration_s']} s per cell, configurations "
+         "alternated within each repetition; every figure is a median over repetitions",
+         "- wake latency: how late the probe woke after its absolute deadline; "
+         "missed: periods whose work ended after the next period was due",
+         "- throughput: the background load's work against stock in the same run "
+         "(hog iterations, compiles completed, hackbench runs per second); >1 is more work done",
+         "- verdict: against stock; p99 and throughput within ±10% / ±5% and missed within "
+         f"±{MISSED_BAND_PTS:g} point are \"same\"",
+         "",
+         "Configurations:",
+         ""]
+    L += [f"- **{c}**: {CONFIG_TEXT[c]}" for c in CONFIGS]
+    L += ["",
+          "| workload | configuration | wake p50 ms | p99 ms | max ms | missed % | "
+          "throughput vs stock | muqssd CPU % (whole run) | verdict vs stock |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for cell, cfgs in med.items():
+        for cfg in CONFIGS:
+            m = cfgs.get(cfg)
+            if m is None:
+                continue
+            L.append(f"| {cell} | {cfg} | {fmt(m.get('wake_p50_us'), 2, 1e-3)} | "
+                     f"{fmt(m.get('wake_p99_us'), 2, 1e-3)} | {fmt(m.get('wake_max_us'), 1, 1e-3)} | "
+                     f"{fmt(m.get('missed_pct'))} | {fmt(m.get('throughput_vs_stock'), 2)} | "
+                     f"{fmt(m.get('daemon_cpu_pct'), 2)} | {m.get('verdict', '')} |")
+    losses = [(cell, cfg, m["verdict"]) for cell, cfgs in med.items() for cfg, m in cfgs.items()
+              if cfg.startswith("muqssd") and "worse" in m.get("verdict", "")]
+    L += ["", "## Where muqssd loses to stock", ""]
+    L += [f"- {cell}, {cfg}: {v}" for cell, cfg, v in losses] or ["- nowhere in this run"]
+    if iso:
+        cap = iso.get("tunables", {}).get("iso_cpu")
+        tail = [s["iso_share_pct"] for s in iso["series"][len(iso["series"]) // 2:]]
+        L += ["", "## ISO share against iso_cpu", "",
+              f"One ISO hog per CPU against as many normal hogs under muqssd, iso_cpu {cap}%, "
+              f"iso_reading {iso.get('tunables', {}).get('iso_reading')}: the ISO hogs held "
+              f"{fmt(statistics.median(tail) if tail else None)}% of the machine "
+              "(median over the second half of the run). See iso-share.png."]
+    if scaling:
+        L += ["", "## muqssd's own CPU use against the number of tasks", "",
+              "| sleeping threads | threads in scope | busy hogs | muqssd CPU % of one CPU |",
+              "|---:|---:|---:|---:|"]
+        L += [f"| {s['sleeping_threads']} | {s.get('threads_in_scope', '–')} | {s['busy']} | "
+              f"{fmt(s.get('daemon_cpu_pct'), 2)} |" for s in scaling]
+    L += ["", "Plots: cdf-*.png (wake-latency CDF, frame workloads), missed.png, iso-share.png, "
+          "daemon-cpu.png. Every run's figures are in latest.json.", ""]
+    return "\n".join(L)

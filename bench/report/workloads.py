@@ -1,0 +1,84 @@
+"""The report's matrix: configurations x workloads, as task lists for
+bench/sched/scenario.py, and the figures one run contributes."""
+
+import os
+import statistics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+CONFIGS = ["stock", "nice", "muqssd", "muqssd+iso"]
+
+CONFIG_TEXT = {
+    "stock": "the kernel alone",
+    "nice": "probe at nice -10, background at nice 10 (what an auto-nice daemon does)",
+    "muqssd": "muqssd scoped to the load, no per-task configuration",
+    "muqssd+iso": "muqssd, probe started with `muqssctl run -I` (SCHED_ISO)",
+}
+
+# Probes: (period ms, work ms).
+FRAME = (1000 / 60, 3.0)
+AUDIO = (5.0, 0.5)
+
+
+def cells(ncpu, mode):
+    """name -> (probe, background kind, background size). The full run has
+    every cell; --quick keeps the heavier hog count; --dry the lighter."""
+    all_cells = {
+        f"frame-{2 * ncpu}hogs": (FRAME, "hogs", 2 * ncpu),
+        f"frame-{4 * ncpu}hogs": (FRAME, "hogs", 4 * ncpu),
+        f"audio-{2 * ncpu}hogs": (AUDIO, "hogs", 2 * ncpu),
+        f"audio-{4 * ncpu}hogs": (AUDIO, "hogs", 4 * ncpu),
+        "build": (FRAME, "build", 2 * ncpu),
+        "messaging": (FRAME, "hackbench", 0),
+    }
+    if mode == "full":
+        return all_cells
+    n = 4 * ncpu if mode == "quick" else 2 * ncpu
+    keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "messaging")
+    return {k: all_cells[k] for k in keep}
+
+
+def ctl(b):
+    # Inside the scope, "muqssctl run" applies the class before exec.
+    return f"{b}/muqssctl/muqssctl --socket $MUQSS_SOCK run"
+
+
+def tasks(b, cell, config, d, raw_file, hackbench_args):
+    """The scenario.run() task list of one run, and whether muqssd runs."""
+    (period, work), kind, size = cell
+    bg_prefix = "nice -n 10 " if config == "nice" else ""
+    probe_prefix = {"nice": "nice -n -10 ", "muqssd+iso": ctl(b) + " -I -- "}.get(config, "")
+    out = []
+    if kind == "hogs":
+        out += [(f"hog{i}", f"{bg_prefix}{b}/bench/load/hog {d}") for i in range(size)]
+    elif kind == "build":
+        out.append(("build", f"{bg_prefix}{HERE}/compile-loop {b} {size} {d}"))
+    elif kind == "hackbench":
+        out.append(("hackbench", f"{bg_prefix}{HERE}/hackbench-loop {d} {hackbench_args}"))
+    out.append(("probe", f"{probe_prefix}{b}/bench/load/frame-probe -p {period:.3f} -w {work} "
+                         f"-d {d} -o {raw_file}"))
+    return out, config.startswith("muqssd")
+
+
+def figures(r, d):
+    """One run's figures; work is the background's throughput, higher is
+    better: hog iterations, completed compiles, hackbench runs per second."""
+    f = {}
+    p = r.get("probe")
+    if p:
+        for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames"):
+            f[k] = p[k]
+    hogs = [v for k, v in r.items() if k.startswith("hog") and v]
+    if hogs:
+        f["work"] = sum(v["iterations"] for v in hogs)
+    if r.get("build"):
+        f["work"] = r["build"]["compiles"]
+        f["compiles_failed"] = r["build"]["failed"]
+    if r.get("hackbench") and r["hackbench"]["times"]:
+        f["hackbench_time_s"] = statistics.median(r["hackbench"]["times"])
+        f["hackbench_runs"] = r["hackbench"]["runs"]
+        f["work"] = 1 / f["hackbench_time_s"]
+    if r.get("_daemon_cpu_s") is not None:
+        f["daemon_cpu_s"] = r["_daemon_cpu_s"]
+        f["daemon_cpu_pct"] = 100 * r["_daemon_cpu_s"] / d
+    return f
