@@ -4,7 +4,7 @@
 # by "# name", then "latency_ms fraction" lines.
 set terminal pngcairo size 900,560 enhanced font "sans,11"
 set output out
-set title title_text
+set title title_text noenhanced
 set xlabel "wake latency (ms, log scale)"
 set ylabel "fraction of wake-ups at or below"
 set logscale x

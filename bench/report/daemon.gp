@@ -3,7 +3,7 @@
 # data: "sleeping_threads cpu_pct" lines.
 set terminal pngcairo size 800,500 enhanced font "sans,11"
 set output out
-set title title_text
+set title title_text noenhanced
 set xlabel "sleeping threads in scope"
 set ylabel "muqssd CPU (% of one CPU)"
 set yrange [0:*]

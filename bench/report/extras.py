@@ -61,11 +61,18 @@ def iso_share(b, d, ncpu, step=0.5):
         seen = {}  # pid -> last CPU seconds read: a hog that exits keeps its count
 
         def iso_cpu():
+            stopped = 0
             for root in iso:
                 for p in subtree(root):
                     c = scenario.proc_cpu_s(p)
                     if c is not None:
                         seen[p] = max(c, seen.get(p, 0))
+                    try:
+                        with open(f"/proc/{p}/stat") as f:
+                            stopped += f.read().rsplit(")", 1)[1].split()[0] in "tT"
+                    except (OSError, IndexError):
+                        pass
+            got["_stopped"] = stopped
             return sum(seen.values())
 
         # The ISO hogs would starve a normal-class sampler: read at FIFO 10
@@ -91,7 +98,8 @@ def iso_share(b, d, ncpu, step=0.5):
                 reading = None
             got["series"].append({"t_s": round(now - start, 3),
                                   "iso_share_pct": round(100 * (cpu - last_cpu) / (ncpu * (now - last_t)), 2),
-                                  "iso_percent_reading": reading})
+                                  "iso_percent_reading": reading,
+                                  "iso_tasks_stopped": got.pop("_stopped", 0)})
             last_t, last_cpu = now, cpu
 
     r = scenario.run(b, tasks, d, muqssd=True, setup=setup)

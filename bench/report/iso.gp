@@ -3,7 +3,7 @@
 # data: "t_s iso_share_pct iso_percent_reading" lines ("?" = no reading).
 set terminal pngcairo size 900,500 enhanced font "sans,11"
 set output out
-set title title_text
+set title title_text noenhanced
 set xlabel "time (s)"
 set ylabel "% of the machine"
 set yrange [0:105]

@@ -68,7 +68,7 @@ def iso_share(out_dir, iso):
     t = iso.get("tunables", {})
     gnuplot("iso.gp", out_dir, data="iso.dat", out="iso-share.png", cap=t.get("iso_cpu", 70),
             title_text=f"ISO share over time, one ISO hog and one normal hog per CPU "
-                       f"(iso\\_reading {t.get('iso_reading', '?')})")
+                       f"(iso_reading {t.get('iso_reading', '?')})")
     return "iso-share.png"
 
 

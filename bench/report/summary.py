@@ -92,6 +92,23 @@ def markdown(meta, med, iso, scaling):
               if cfg.startswith("muqssd") and "worse" in m.get("verdict", "")]
     L += ["", "## Where muqssd loses to stock", ""]
     L += [f"- {cell}, {cfg}: {v}" for cell, cfg, v in losses] or ["- nowhere in this run"]
+    L += ["", "## muqssd against the nice-based configuration", "",
+          "What a user would otherwise get from an auto-nice daemon; ratios are muqssd / nice.", "",
+          "| workload | configuration | p99 vs nice | missed % vs nice | throughput vs nice |",
+          "|---|---|---|---|---|"]
+    for cell, cfgs in med.items():
+        n = cfgs.get("nice")
+        for cfg in ("muqssd", "muqssd+iso"):
+            m = cfgs.get(cfg)
+            if not n or not m:
+                continue
+            r99 = m["wake_p99_us"] / n["wake_p99_us"] if n.get("wake_p99_us") else None
+            rw = m["work"] / n["work"] if n.get("work") else None
+            diff = m["missed_pct"] - n["missed_pct"]
+            mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
+            L.append(f"| {cell} | {cfg} | {word(r99, LAT_BAND, True)} ×{fmt(r99, 2)} | "
+                     f"{mw} {m['missed_pct']:.1f} vs {n['missed_pct']:.1f} | "
+                     f"{word(rw, WORK_BAND, False)} ×{fmt(rw, 2)} |")
     if iso:
         cap = iso.get("tunables", {}).get("iso_cpu")
         tail = [s["iso_share_pct"] for s in iso["series"][len(iso["series"]) // 2:]]
