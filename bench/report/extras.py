@@ -3,6 +3,7 @@ and muqssd's own CPU use against the number of tasks in its scope."""
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -107,30 +108,48 @@ def iso_share(b, d, ncpu, step=0.5):
     return got
 
 
-def daemon_scaling(b, helper, counts, settle, window, busy):
+def daemon_scaling(b, helper, counts, max_settle, window, busy, step=0.5):
     """muqssd scoped to N sleeping threads (100 per process) plus a few
-    bounded hogs; its CPU is read over window seconds after settle seconds
-    (so start-up scanning of the new tasks is left out)."""
+    bounded hogs. Its start-up scan of the new tasks is left out: the
+    window starts once two 0.5 s readings in a row are under half the
+    highest so far (settled), or after max_settle seconds (not settled).
+    Then its CPU is read over window seconds and the load is stopped."""
     out = []
     for n in counts:
-        d = settle + window + 1
-        ms = int((d + 5) * 1000)
+        d = max_settle + window + 2
         procs = max(1, n // 100)
-        tasks = [(f"sleep{i}", f"{helper} threads {n // procs} {ms}") for i in range(procs)]
+        tasks = [(f"sleep{i}", f"{helper} threads {n // procs} {int(d * 1000)}") for i in range(procs)]
         tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(busy)]
         got = {}
 
         def setup(daemon, pids):
-            time.sleep(settle)
+            series, t0 = [], time.monotonic()
+            c_last, t_last = scenario.proc_cpu_s(daemon.pid), t0
+            settled = False
+            while t_last - t0 < max_settle and not settled:
+                time.sleep(max(0, t0 + step * (len(series) + 1) - time.monotonic()))
+                c, t = scenario.proc_cpu_s(daemon.pid), time.monotonic()
+                series.append(round(100 * (c - c_last) / (t - t_last), 1))
+                c_last, t_last = c, t
+                settled = len(series) >= 3 and max(series[-2:]) < max(series) / 2
+            got["settled"], got["settle_s"] = settled, round(t_last - t0, 1)
             got["threads_in_scope"] = sum(subtree_threads(p) for p in pids.values())
-            c0, t0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
+            c0, w0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
             time.sleep(window)
-            c1, t1 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
-            got["daemon_cpu_pct"] = round(100 * (c1 - c0) / (t1 - t0), 3)
+            c1, w1 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
+            got["daemon_cpu_pct"] = round(100 * (c1 - c0) / (w1 - w0), 3)
+            got["settle_cpu_pct_every_0.5s"] = series
+            for pid in pids.values():  # timeout(1) passes it on to the load
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
 
         r = scenario.run(b, tasks, d, muqssd=True, setup=setup)
         got.update(sleeping_threads=n, busy=busy, window_s=window,
                    daemon_cpu_s_total=r["_daemon_cpu_s"])
-        print(f"scaling {n:6} threads: {got}", flush=True)
+        print(f"  {n:6} threads: muqssd {got['daemon_cpu_pct']}% of a CPU "
+              f"({'settled' if got['settled'] else 'still scanning'} after {got['settle_s']} s)",
+              flush=True)
         out.append(got)
     return out

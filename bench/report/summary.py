@@ -119,9 +119,13 @@ def markdown(meta, med, iso, scaling):
               "(median over the second half of the run). See iso-share.png."]
     if scaling:
         L += ["", "## muqssd's own CPU use against the number of tasks", "",
-              "| sleeping threads | threads in scope | busy hogs | muqssd CPU % of one CPU |",
-              "|---:|---:|---:|---:|"]
+              "After the start-up scan of the new tasks (settled: two 0.5 s readings in a row "
+              "under half the peak; otherwise the window began while it was still scanning).", "",
+              "| sleeping threads | threads in scope | busy hogs | start-up scan | "
+              "muqssd CPU % of one CPU |",
+              "|---:|---:|---:|---|---:|"]
         L += [f"| {s['sleeping_threads']} | {s.get('threads_in_scope', '–')} | {s['busy']} | "
+              f"{'settled' if s.get('settled') else 'still scanning'} after {s.get('settle_s')} s | "
               f"{fmt(s.get('daemon_cpu_pct'), 2)} |" for s in scaling]
     L += ["", "Plots: cdf-*.png (wake-latency CDF, frame workloads), missed.png, iso-share.png, "
           "daemon-cpu.png. Every run's figures are in latest.json.", ""]
