@@ -52,12 +52,12 @@ def iso_share(b, d, ncpu, step=0.5):
     """One ISO hog per CPU against as many normal hogs, sampled every step
     seconds: the ISO hogs' share of the machine from their CPU time, and the
     daemon's own iso_percent reading (mean over CPUs)."""
-    tasks = [(f"iso{i}", f"{ctl(b)} -I -- {b}/bench/load/hog {d}") for i in range(ncpu)]
-    tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(ncpu)]
+    # The hogs outlive the sampling by a second or so: setup starts late.
+    tasks = [(f"iso{i}", f"{ctl(b)} -I -- {b}/bench/load/hog {d + 1}") for i in range(ncpu)]
+    tasks += [(f"hog{i}", f"{b}/bench/load/hog {d + 1}") for i in range(ncpu)]
     got = {"series": []}
 
     def setup(daemon, pids):
-        got["tunables"] = ctl_json(daemon, "status")["tunables"]
         iso = [pid for name, pid in pids.items() if name.startswith("iso")]
         seen = {}  # pid -> last CPU seconds read: a hog that exits keeps its count
 
@@ -80,6 +80,7 @@ def iso_share(b, d, ncpu, step=0.5):
         # (muqssctl inherits it), back to normal once done.
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
         try:
+            got["tunables"] = ctl_json(daemon, "status")["tunables"]
             sample(daemon, iso_cpu)
         finally:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
@@ -103,7 +104,7 @@ def iso_share(b, d, ncpu, step=0.5):
                                   "iso_tasks_stopped": got.pop("_stopped", 0)})
             last_t, last_cpu = now, cpu
 
-    r = scenario.run(b, tasks, d, muqssd=True, setup=setup)
+    r = scenario.run(b, tasks, d + 1, muqssd=True, setup=setup)
     got["daemon_cpu_s"] = r["_daemon_cpu_s"]
     return got
 
@@ -111,7 +112,7 @@ def iso_share(b, d, ncpu, step=0.5):
 def daemon_scaling(b, helper, counts, max_settle, window, busy, step=0.5):
     """muqssd scoped to N sleeping threads (100 per process) plus a few
     bounded hogs. Its start-up scan of the new tasks is left out: the
-    window starts once two 0.5 s readings in a row are under half the
+    window starts once three 0.5 s readings in a row are under a third of the
     highest so far (settled), or after max_settle seconds (not settled).
     Then its CPU is read over window seconds and the load is stopped."""
     out = []
@@ -131,7 +132,7 @@ def daemon_scaling(b, helper, counts, max_settle, window, busy, step=0.5):
                 c, t = scenario.proc_cpu_s(daemon.pid), time.monotonic()
                 series.append(round(100 * (c - c_last) / (t - t_last), 1))
                 c_last, t_last = c, t
-                settled = len(series) >= 3 and max(series[-2:]) < max(series) / 2
+                settled = len(series) >= 4 and max(series[-3:]) < max(series) / 3
             got["settled"], got["settle_s"] = settled, round(t_last - t0, 1)
             got["threads_in_scope"] = sum(subtree_threads(p) for p in pids.values())
             c0, w0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()

@@ -119,8 +119,8 @@ def markdown(meta, med, iso, scaling):
               "(median over the second half of the run). See iso-share.png."]
     if scaling:
         L += ["", "## muqssd's own CPU use against the number of tasks", "",
-              "After the start-up scan of the new tasks (settled: two 0.5 s readings in a row "
-              "under half the peak; otherwise the window began while it was still scanning).", "",
+              "After the start-up scan of the new tasks (settled: three 0.5 s readings in a row "
+              "under a third of the peak; otherwise the window began while it was still scanning).", "",
               "| sleeping threads | threads in scope | busy hogs | start-up scan | "
               "muqssd CPU % of one CPU |",
               "|---:|---:|---:|---|---:|"]
