@@ -8,8 +8,13 @@
  * nested "()+" as long, and stacked operators ("x+?+?+?") make every copy
  * match empty. POSIX leaves adjacent duplication symbols undefined: they
  * are refused, and 512 nodes keep any other pattern under 0.1 s to
- * compile. Back-references, a glibc extension in ERE, make matching
- * exponential on the command line of every new process. */
+ * compile. Repeating something that can match empty is exponential when
+ * it holds an anchor ("(^)*" twenty times takes seconds, found by the
+ * fuzzer too): refused, but for '?'. And anchors multiply the cost of
+ * everything optional ("^" 32 times then "y?" 300 times, 0.12 s): 8
+ * anchors keep the worst pattern near 50 ms.
+ * Back-references, a glibc extension in ERE, make matching exponential
+ * on the command line of every new process. */
 #include "rules_private.h"
 
 #include <errno.h>
@@ -21,11 +26,25 @@
  * ".{0,500}" 501. */
 #define REGEX_MAX_NODES 512
 #define REGEX_MAX_DEPTH 32
+#define REGEX_MAX_ANCHORS 8
 
 struct group {
-	uint64_t total; /* nodes in the group so far, all branches */
-	uint64_t last;	/* nodes of its last element, for a following repetition */
+	uint64_t total;	  /* nodes in the group so far, all branches */
+	uint64_t last;	  /* nodes of its last element, for a following repetition */
+	uint64_t anchors; /* anchors in the group so far, as total */
+	uint64_t last_anchors;
+	bool prefix_empty; /* this branch, but for its last element, can match empty */
+	bool last_empty;   /* its last element can */
+	bool some_empty;   /* an earlier branch can */
 };
+
+static const struct group group_start = { .prefix_empty = true, .last_empty = true };
+
+/* glibc's zero-width escapes: word boundaries and buffer ends. */
+static bool is_anchor_escape(char c)
+{
+	return c == 'b' || c == 'B' || c == '<' || c == '>' || c == '`' || c == '\'';
+}
 
 /* Past a bracket expression starting at p ('['); NULL when unterminated. */
 static const char *skip_bracket(const char *p)
@@ -55,7 +74,7 @@ static bool is_digit(char c)
 
 /* Parses "{n}", "{n,}", "{n,m}" or glibc's "{,m}" at p; how many copies
  * of the repeated element glibc makes, at most REGEX_MAX_NODES + 1. */
-static const char *parse_interval(const char *p, uint64_t *copies)
+static const char *parse_interval(const char *p, uint64_t *copies, bool *optional)
 {
 	unsigned long n = 0, m;
 	char *end = (char *)p + 1;
@@ -75,6 +94,7 @@ static const char *parse_interval(const char *p, uint64_t *copies)
 		m = n;
 	/* Past RE_DUP_MAX regcomp() refuses it; only overflow matters here. */
 	*copies = m >= REGEX_MAX_NODES ? REGEX_MAX_NODES + 1 : m + 1;
+	*optional = n == 0;
 	return end + 1;
 }
 
@@ -83,9 +103,29 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
 	return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
 }
 
+/* A new last element of n nodes: the one before joins the branch. */
+static void new_element(struct group *g, uint64_t nodes, bool anchor)
+{
+	g->prefix_empty = g->prefix_empty && g->last_empty;
+	g->last_empty = anchor;
+	g->total += nodes;
+	g->last = nodes;
+	g->anchors += anchor;
+	g->last_anchors = anchor;
+}
+
+/* A closed group becomes the last element of its parent. */
+static void new_group_element(struct group *g, const struct group *inner)
+{
+	new_element(g, inner->total + 1, false);
+	g->anchors += inner->anchors;
+	g->last_anchors = inner->anchors;
+	g->last_empty = inner->some_empty || (inner->prefix_empty && inner->last_empty);
+}
+
 int rules_regex_check(const char *pattern, const char **reason)
 {
-	struct group stack[REGEX_MAX_DEPTH + 1] = { 0 };
+	struct group stack[REGEX_MAX_DEPTH + 1] = { group_start };
 	unsigned depth = 0;
 	bool repeated = false; /* the last element was a repetition */
 	const char *p = pattern;
@@ -93,6 +133,7 @@ int rules_regex_check(const char *pattern, const char **reason)
 	while (*p) {
 		struct group *g = &stack[depth];
 		uint64_t copies = 0, grown;
+		bool optional = false; /* the repetition allows zero copies */
 		const char *next;
 
 		switch (*p) {
@@ -101,14 +142,14 @@ int rules_regex_check(const char *pattern, const char **reason)
 				*reason = "back-references are not supported";
 				return -EINVAL;
 			}
-			g->last = 1;
+			new_element(g, 1, is_anchor_escape(p[1]));
 			p += p[1] ? 2 : 1;
 			break;
 		case '[':
 			next = skip_bracket(p);
 			if (!next)
 				return 0; /* regcomp() says what is wrong */
-			g->last = 1;
+			new_element(g, 1, false);
 			p = next;
 			break;
 		case '(':
@@ -116,30 +157,39 @@ int rules_regex_check(const char *pattern, const char **reason)
 				*reason = "groups nested too deep";
 				return -EINVAL;
 			}
-			stack[++depth] = (struct group){ 0 };
+			stack[++depth] = group_start;
 			repeated = false;
 			p++;
 			continue;
 		case ')':
 			if (depth == 0) {
 				/* glibc takes an unmatched ')' literally. */
-				g->last = 1;
+				new_element(g, 1, false);
 				p++;
 				break;
 			}
 			depth--;
 			g = &stack[depth];
-			g->last = stack[depth + 1].total + 1;
+			new_group_element(g, &stack[depth + 1]);
 			p++;
 			break;
 		case '|':
+			g->some_empty |= g->prefix_empty && g->last_empty;
+			g->prefix_empty = g->last_empty = true;
 			g->last = 0;
+			g->last_anchors = 0;
 			repeated = false;
 			p++;
 			continue;
+		case '^':
+		case '$':
+			new_element(g, 1, true);
+			p++;
+			break;
 		case '*':
 		case '?':
 			copies = 1;
+			optional = true;
 			p++;
 			break;
 		case '+':
@@ -147,23 +197,27 @@ int rules_regex_check(const char *pattern, const char **reason)
 			p++;
 			break;
 		case '{':
-			next = parse_interval(p, &copies);
+			next = parse_interval(p, &copies, &optional);
 			if (!next) {
 				/* Not an interval: a literal brace. */
-				g->last = 1;
+				new_element(g, 1, false);
 				p++;
 				break;
 			}
 			p = next;
 			break;
 		default:
-			g->last = 1;
+			new_element(g, 1, false);
 			p++;
 			break;
 		}
 		if (copies && (g->last == 0 || repeated)) {
 			*reason = g->last == 0 ? "a repetition operator with nothing to repeat"
 					       : "adjacent repetition operators";
+			return -EINVAL;
+		}
+		if (copies && g->last_empty && p[-1] != '?') {
+			*reason = "a repetition of something that can match empty";
 			return -EINVAL;
 		}
 		repeated = copies > 0;
@@ -174,11 +228,19 @@ int rules_regex_check(const char *pattern, const char **reason)
 			if (grown > REGEX_MAX_NODES)
 				g->total = UINT64_MAX;
 			g->last = grown;
-		} else {
-			g->total += g->last;
+			grown = sat_mul(g->last_anchors, copies);
+			g->anchors = g->anchors - g->last_anchors + grown;
+			if (grown > REGEX_MAX_ANCHORS)
+				g->anchors = UINT64_MAX;
+			g->last_anchors = grown;
+			g->last_empty |= optional;
 		}
 		if (g->total > REGEX_MAX_NODES) {
 			*reason = "too complex (repetitions expand past 512 nodes)";
+			return -EINVAL;
+		}
+		if (g->anchors > REGEX_MAX_ANCHORS) {
+			*reason = "too complex (more than 8 anchors)";
 			return -EINVAL;
 		}
 	}

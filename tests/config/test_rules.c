@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "rules.h"
+#include "rules_private.h"
 #include "test_helpers.h"
 
 static struct rules *load(const char *dir, const char **log)
@@ -342,6 +343,48 @@ static void test_shipped_rules(void)
 }
 
 /* A community-sized set: how long one match takes. */
+/* Patterns glibc takes seconds or minutes to compile are refused with a
+ * reason; useful ones pass. Every refused one here once hung the fuzzer
+ * or would. */
+static void test_regex_guard(void)
+{
+	static const char *const good[] = {
+		"--type=(renderer|gpu-process)( |$)", "^/usr/bin/(python|perl)[0-9.]* ",
+		".{0,500}", "(x?)?", "(-[a-z]+ )*--daemon", "^$", "(a|b)+c", "\\bfoo\\b",
+	};
+	static const struct {
+		const char *pattern, *reason;
+	} bad[] = {
+		{ "x+++", "adjacent repetition operators" },
+		{ "*x", "a repetition operator with nothing to repeat" },
+		{ "(a)\\1", "back-references are not supported" },
+		{ "(^)*(^)*(^)*(^)*(^)*(^)*(^)*(^)*(^)*(^)*", "a repetition of something that can match empty" },
+		{ "(x|^)+", "a repetition of something that can match empty" },
+		{ "(x*)*", "a repetition of something that can match empty" },
+		{ "((a|)b?){3}", "a repetition of something that can match empty" },
+		{ "(a{1,300}){2}", "too complex (repetitions expand past 512 nodes)" },
+		{ "(^x){9}", "too complex (more than 8 anchors)" },
+		{ "^^^^^^^^^", "too complex (more than 8 anchors)" },
+		{ "(((((((((((((((((((((((((((((((((x)))))))))))))))))))))))))))))))))", "groups nested too deep" },
+	};
+	const char *reason;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		reason = NULL;
+		if (rules_regex_check(good[i], &reason) != 0)
+			printf("refused %s: %s\n", good[i], reason);
+		CHECK(rules_regex_check(good[i], &reason) == 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		reason = NULL;
+		CHECK(rules_regex_check(bad[i].pattern, &reason) == -EINVAL);
+		if (!reason || strcmp(reason, bad[i].reason) != 0)
+			printf("%s: got \"%s\"\n", bad[i].pattern, reason ? reason : "(none)");
+		CHECK(reason && strcmp(reason, bad[i].reason) == 0);
+	}
+	CHECK(rules_regex_check("^^^^^^^^", &reason) == 0);
+}
+
 static void test_match_cost(void)
 {
 	char *dir = tmpdir_new(), *text = NULL;
@@ -386,6 +429,7 @@ int main(void)
 	test_explain();
 	test_missing_dir_and_helpers();
 	test_shipped_rules();
+	test_regex_guard();
 	test_match_cost();
 	printf("ok\n");
 	return 0;
