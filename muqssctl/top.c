@@ -96,7 +96,7 @@ static struct sample *find(struct sample *v, size_t n, int tid)
 static void top_account(struct top *t, const cJSON *queues, const cJSON *tasks, double now)
 {
 	const cJSON *cpu, *e, *tl = cJSON_GetObjectItem(tasks, "tasks");
-	double used[CLS_MAX] = { 0 }, total = 0;
+	double used[CLS_MAX] = { 0 };
 	size_t n = 0, cap = (size_t)cJSON_GetArraySize(tl);
 	struct sample *cur = calloc(cap ? cap : 1, sizeof(*cur));
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -122,10 +122,8 @@ static void top_account(struct top *t, const cJSON *queues, const cJSON *tasks, 
 		}
 	for (size_t i = 0; i < n; i++) {
 		struct sample *p = find(t->prev, t->n_prev, cur[i].tid);
-		if (p && cur[i].cpu_ns >= p->cpu_ns) {
+		if (p && cur[i].cpu_ns >= p->cpu_ns)
 			used[cur[i].class] += cur[i].cpu_ns - p->cpu_ns;
-			total += cur[i].cpu_ns - p->cpu_ns;
-		}
 	}
 	t->have_share = t->prev && now > t->prev_time;
 	for (int c = 0; t->have_share && c < CLS_MAX; c++)

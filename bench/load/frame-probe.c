@@ -12,6 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Volatile, so the busy loop is not folded away. */
+static volatile uint64_t spin_sink;
+
 static uint64_t ts_ns(clockid_t clock)
 {
 	struct timespec ts;
@@ -23,11 +26,10 @@ static uint64_t ts_ns(clockid_t clock)
 static void burn_cpu(uint64_t ns)
 {
 	uint64_t start = ts_ns(CLOCK_THREAD_CPUTIME_ID);
-	volatile uint64_t x = 0;
 
 	while (ts_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
 		for (int i = 0; i < 1000; i++)
-			x += (uint64_t)i;
+			spin_sink += (uint64_t)i;
 }
 
 static int cmp_u64(const void *a, const void *b)

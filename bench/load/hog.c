@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* Volatile, so the busy loop is not folded away. */
+static volatile uint64_t spin_sink;
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -25,14 +28,13 @@ int main(int argc, char **argv)
 {
 	double duration = argc > 1 ? atof(argv[1]) : 10.0;
 	double start = seconds(CLOCK_MONOTONIC);
-	volatile uint64_t x = 0;
 	uint64_t iterations = 0;
 
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	while (!stop) {
 		for (int i = 0; i < 100000; i++)
-			x += (uint64_t)i;
+			spin_sink += (uint64_t)i;
 		iterations++;
 		if ((iterations & 63) == 0 && seconds(CLOCK_MONOTONIC) - start >= duration)
 			break;
