@@ -118,7 +118,7 @@ def idle(threads_per_proc, tick):
         c1, t1 = r.cpu(), time.time()
         s = r.stats()
         pct = 100 * (c1 - c0) / (t1 - t0)
-        print(f"idle {s['count']} tasks ({s['active']} active), tick {'4 ms, sleepers swept every 2 s' if tick else 'off'}: "
+        print(f"idle {s['count']} tasks ({s['active']} active), tick {'4 ms, budget for a 2 s sweep (the tracker may cap it)' if tick else 'off'}: "
               f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {r.rss_kb() / 1024:.1f} MiB",
               flush=True)
         del kids, busy

@@ -125,18 +125,21 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
  * Active and idle. A task whose read sees it R or sees its CPU time grow
  * is active; one that has been neither for TRACKER_IDLE_AFTER_NS moves
  * to the idle list. New tasks start active. Idle tasks are not read each
- * call: up to idle_budget of them are probed, round robin, and no more
- * than TRACKER_SWEEP_PER_SEC per second on average, however large the
- * budget. A probe reads schedstat only, and a task whose CPU time grew
- * gets a full read and becomes active. So a sleeper that wakes and runs
- * is noticed within one sweep (the idle count over the probe rate); one
- * woken that has not yet run is not.
+ * call: up to idle_budget of them are probed, round robin, but however
+ * large the budget, no faster than one sweep of the idle list per
+ * TRACKER_SWEEP_MIN_NS and no more than TRACKER_SWEEP_PER_SEC probes a
+ * second on average (so 1,000 sleepers are swept every 5 s, 10,000 every
+ * 10 s, 50,000 every 50 s). A probe reads schedstat only, and a task whose
+ * CPU time grew gets a full read and becomes active. So a sleeper that
+ * wakes and runs is noticed within one sweep; one woken that has not yet
+ * run is not.
  *
  * Cost per call: 1 pread per active task, +1 for those that ran; 1
  * open+read+close per probe. Active tasks keep 2 fds open each, up to 256
  * tasks (fewer under a low RLIMIT_NOFILE); past that they read by path. */
 #define TRACKER_IDLE_AFTER_NS (1000ULL * 1000 * 1000)
 #define TRACKER_STAT_MAX_AGE_NS (100ULL * 1000 * 1000)
+#define TRACKER_SWEEP_MIN_NS (5000ULL * 1000 * 1000)
 #define TRACKER_SWEEP_PER_SEC 1000
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget);
 

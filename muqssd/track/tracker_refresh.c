@@ -219,12 +219,18 @@ static int probe_idle(struct tracker *t, struct tracked_task *task, uint64_t now
 	return r < 0 ? r : 1;
 }
 
-/* The idle probes this tick may spend: the caller's budget, held to
- * TRACKER_SWEEP_PER_SEC on average. */
+/* The idle probes this tick may spend: the caller's budget, held to one
+ * sweep per TRACKER_SWEEP_MIN_NS and to TRACKER_SWEEP_PER_SEC. */
 static unsigned sweep_allowance(struct tracker *t, uint64_t now, unsigned budget)
 {
-	uint64_t per_probe = NSEC_PER_SEC / TRACKER_SWEEP_PER_SEC, n;
+	uint64_t nidle = tracker_count(t) - t->nactive, rate, per_probe, n;
 
+	rate = nidle * NSEC_PER_SEC / TRACKER_SWEEP_MIN_NS;
+	if (rate > TRACKER_SWEEP_PER_SEC)
+		rate = TRACKER_SWEEP_PER_SEC;
+	if (rate < 1)
+		rate = 1;
+	per_probe = NSEC_PER_SEC / rate;
 	if (t->last_refresh_ns && now > t->last_refresh_ns)
 		t->sweep_carry_ns += now - t->last_refresh_ns;
 	t->last_refresh_ns = now;
