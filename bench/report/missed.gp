@@ -1,5 +1,5 @@
 # % periods missed per workload (groups) and configuration (bars).
-# gnuplot -e "data='missed.dat'; out='missed.png'; ncfg=4" missed.gp
+# gnuplot -e "data='missed.dat'; out='missed.png'; ncfg=4; ymax=25" missed.gp
 # data: header "workload cfg1 cfg2 ...", then one row per workload.
 set terminal pngcairo size 1000,560 enhanced font "sans,11"
 set output out
@@ -10,8 +10,8 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
-set yrange [0:*]
+set yrange [0:ymax]
 set grid ytics
-set key top left
+set key outside top center horizontal
 set xtics noenhanced
 plot for [i=2:ncfg+1] data using i:xtic(1) title columnheader(i)

@@ -51,12 +51,14 @@ def cdf(out_dir, cell, raw_by_cfg, title, points=400):
 
 
 def missed(out_dir, med):
+    top = max([m.get("missed_pct") or 0 for cfgs in med.values() for m in cfgs.values()] + [1])
     with open(os.path.join(out_dir, "missed.dat"), "w") as f:
         f.write("workload " + " ".join(CONFIGS) + "\n")
         for cell, cfgs in med.items():
             vals = [cfgs.get(c, {}).get("missed_pct") for c in CONFIGS]
             f.write(cell + " " + " ".join("0" if v is None else f"{v:.3f}" for v in vals) + "\n")
-    gnuplot("missed.gp", out_dir, data="missed.dat", out="missed.png", ncfg=len(CONFIGS))
+    gnuplot("missed.gp", out_dir, data="missed.dat", out="missed.png", ncfg=len(CONFIGS),
+            ymax=round(top * 1.1 + 0.5, 1))
     return "missed.png"
 
 
