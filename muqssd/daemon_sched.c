@@ -286,6 +286,7 @@ int daemon_sched_start(struct daemon *d)
 	l->nr_cpus = sched_nr_cpus(l->core);
 	l->resched = calloc((size_t)l->nr_cpus, sizeof(bool));
 	l->hogs = calloc((size_t)l->nr_cpus, sizeof(unsigned));
+	l->pinned_hogs = calloc((size_t)l->nr_cpus, sizeof(unsigned));
 	l->wake_boosts = calloc((size_t)l->nr_cpus, sizeof(unsigned));
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
 		int os = (int)topology_os_index(sched_topology(l->core), cpu);
@@ -293,7 +294,7 @@ int daemon_sched_start(struct daemon *d)
 			l->nr_os_cpus = os + 1;
 	}
 	l->os_to_cpu = calloc((size_t)l->nr_os_cpus, sizeof(int));
-	if (!l->resched || !l->hogs || !l->wake_boosts || !l->os_to_cpu) {
+	if (!l->resched || !l->hogs || !l->pinned_hogs || !l->wake_boosts || !l->os_to_cpu) {
 		r = log_error_errno(ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -353,6 +354,7 @@ void daemon_sched_stop(struct daemon *d)
 		hwloc_topology_destroy(l->topo);
 	free(l->resched);
 	free(l->hogs);
+	free(l->pinned_hogs);
 	free(l->os_to_cpu);
 	free(l->wake_boosts);
 	free(l);

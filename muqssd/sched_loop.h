@@ -42,8 +42,9 @@
 #define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
 #define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
 
-#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while anything runs */
-#define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing does */
+#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while the core has work or armed sleepers */
+#define TICK_HOGS_NS (10ULL * 1000 * 1000)	/* while only the fair class has */
+#define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing runs */
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
 #define NICE_UNSET 100
@@ -84,6 +85,8 @@ struct sched_loop {
 	int nr_cpus;
 	bool *resched;		/* per CPU, this tick */
 	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
+	unsigned *pinned_hogs;	/* per CPU: runnable hogs allowed only there */
+	unsigned float_hogs;	/* runnable hogs allowed on several CPUs */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;

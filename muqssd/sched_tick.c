@@ -120,6 +120,21 @@ static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
 	return l->os_to_cpu[tt->last_cpu];
 }
 
+/* The one CPU a mask allows, or -1 if it allows several (or none). */
+static int only_cpu(const struct sched_loop *l, const struct cpumask *allowed)
+{
+	int only = -1;
+
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		if (!cpumask_test(allowed, cpu))
+			continue;
+		if (only >= 0)
+			return -1;
+		only = cpu;
+	}
+	return only;
+}
+
 /* Brings the core's view of one task up to date with what the tracker
  * just read: charge the CPU it used, queue it if it woke, dequeue it if it
  * sleeps, and move it between the queues and the hogs. */
@@ -194,8 +209,15 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		become_hog(l, m, false);
 	}
 	if (m->hog) {
-		if (runnable)
+		if (runnable) {
+			int only = only_cpu(l, &m->st.allowed);
+
 			l->hogs[hog_cpu(l, tt)]++;
+			if (only >= 0)
+				l->pinned_hogs[only]++;
+			else
+				l->float_hogs++;
+		}
 		return;
 	}
 	if (runnable && !m->st.queued && !m->st.running) {
@@ -270,21 +292,25 @@ static void arm_sleeper(struct tracked_task *tt, void *userdata)
 	}
 }
 
-/* True if normal work holds every CPU m may use. */
+/* True if normal work holds every CPU m may use. Hogs that may run on
+ * several CPUs are a pool: the fair class spreads them over the CPUs
+ * left free, wherever they ran last (their last CPU is up to 100 ms old,
+ * and an IDLEPRIO task the core placed on a CPU is no reason for them
+ * to be elsewhere). */
 static bool cpus_all_busy(struct sched_loop *l, const struct managed_task *m)
 {
+	unsigned free_cpus = 0;
+
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
 		struct sched_task *curr;
 
-		if (!cpumask_test(&m->st.allowed, cpu))
+		if (!cpumask_test(&m->st.allowed, cpu) || l->pinned_hogs[cpu])
 			continue;
 		curr = sched_running(l->core, cpu);
-		if (l->hogs[cpu])
-			continue;
 		if (!curr || curr->class == SCHED_CLASS_IDLEPRIO)
-			return false;
+			free_cpus++;
 	}
-	return true;
+	return l->float_hogs >= free_cpus;
 }
 
 /* SIGSTOP an IDLEPRIO process while normal work fills its CPUs, SIGCONT
@@ -299,6 +325,10 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
 
 	if (m->stopped) {
 		if (now - m->stopped_since_ns >= bound || l->any_d_state || !cpus_all_busy(l, m)) {
+			log_debug("idleprio %d cont: %s", (int)m->target.tid,
+				  now - m->stopped_since_ns >= bound ? "bound"
+				  : l->any_d_state		     ? "D state"
+								     : "a CPU is free");
 			managed_cont(l, m);
 			m->cont_until_ns = now + grace;
 		}
@@ -307,6 +337,7 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
 	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
 		return;
 	if (enforce_stop(l->enf, &m->target) == 0) {
+		log_debug("idleprio %d stopped", (int)m->target.tid);
 		m->stopped = true;
 		m->stopped_since_ns = now;
 		l->d->counters.stops++;
@@ -319,12 +350,14 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 	size_t idle = tracker_count(l->d->tracker) - tracker_count_active(l->d->tracker);
 	/* Sweep the sleepers about every two seconds, whatever their number. */
 	unsigned budget = (unsigned)(idle * (l->tick_ns / 1000) / 2000000) + 1;
-	bool busy = false;
+	bool core_busy = false, hogs = false;
 
 	l->last_tick_ns = now;
 	l->any_d_state = false;
 	memset(l->resched, 0, sizeof(bool) * (size_t)l->nr_cpus);
 	memset(l->hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	memset(l->pinned_hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	l->float_hogs = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	tracker_refresh_active(l->d->tracker, now, budget);
 	tracker_foreach_active(l->d->tracker, account_task, l);
@@ -343,13 +376,24 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 		if (l->resched[cpu] || sched_need_resched(l->core, cpu) ||
 		    (!sched_running(l->core, cpu) && sched_queue_len(l->core, cpu)))
 			switch_cpu(l, cpu, now);
-		if (sched_running(l->core, cpu) || sched_queue_len(l->core, cpu) || l->hogs[cpu])
-			busy = true;
+		if (sched_running(l->core, cpu) || sched_queue_len(l->core, cpu))
+			core_busy = true;
+		hogs |= l->hogs[cpu] > 0;
 	}
 	tracker_foreach_active(l->d->tracker, arm_sleeper, l);
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		core_busy |= l->wake_boosts[cpu] > 0;
 	struct managed_task *m;
 	LIST_FOREACH(m, &l->idleprio, idle_link)
 		gate_idleprio(l, m);
-	l->tick_ns = busy || tracker_count_active(l->d->tracker) ? TICK_ACTIVE_NS : TICK_IDLE_NS;
+	/* A slice is charged to the 2 ms, and a boosted sleeper that woke
+	 * is demoted within 2 ms; with only hogs, the fair class does the
+	 * work, and a task that wakes unboosted is queued within 10 ms. */
+	if (core_busy)
+		l->tick_ns = TICK_ACTIVE_NS;
+	else if (hogs || tracker_count_active(l->d->tracker))
+		l->tick_ns = TICK_HOGS_NS;
+	else
+		l->tick_ns = TICK_IDLE_NS;
 	return 0;
 }
