@@ -45,6 +45,7 @@
 #define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while the core has work or armed sleepers */
 #define TICK_HOGS_NS (10ULL * 1000 * 1000)	/* while only the fair class has */
 #define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing runs */
+#define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
 #define NICE_UNSET 100
@@ -71,6 +72,7 @@ struct managed_task {
 	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
 	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
 	bool on_idle_list;
+	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
 };
 
 struct sched_loop {
@@ -91,6 +93,8 @@ struct sched_loop {
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;
 	bool any_d_state;	/* a managed task sat in D this tick */
+	struct managed_task **armable; /* this tick: sleepers worth a wake boost */
+	size_t nr_armable, armable_cap;
 	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
 };
 

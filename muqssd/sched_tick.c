@@ -2,6 +2,7 @@
 #include "sched_loop.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -255,41 +256,73 @@ static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
 		managed_boost(l, next, BOOST_RUN);
 }
 
-/* Boosts sleepers whose key beats what their CPU runs, so their wake-up
- * preempts it in the kernel right away; unboosts the rest. */
-static void arm_sleeper(struct tracked_task *tt, void *userdata)
+/* Collects the sleepers worth a wake-up boost: recently active ones
+ * whose key beats what their CPU runs (or whose CPU runs only hogs, as
+ * any wake-up beats a task that used up its slice). The rest, and hogs,
+ * are unboosted. */
+static void collect_sleeper(struct tracked_task *tt, void *userdata)
 {
 	struct sched_loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
 	struct sched_task *curr;
-	bool beats;
 	int cpu;
 
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
 		return;
-	/* Hogs share through the fair class; only sleepers wait boosted. */
-	if (m->hog || tt->state == 'R') {
-		managed_unboost(l, m);
-		return;
-	}
 	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
-	if (cpu < 0)
-		return;
-	curr = sched_running(l->core, cpu);
-	/* Hogs are outside the deadline order: any sleeper's wake-up beats
-	 * them, as a queued task beats one that used up its slice. */
-	beats = curr ? m->st.key < curr->key : l->hogs[cpu] > 0;
-	/* A bounded number per CPU: many boosted sleepers waking together
-	 * would hold the CPU in SCHED_FIFO past what the tick can correct. */
-	if (beats && l->wake_boosts[cpu] < WAKE_BOOST_MAX && m->st.class != SCHED_CLASS_IDLEPRIO &&
-	    l->last_tick_ns - m->last_ran_ns < RECENT_SLEEPER_NS &&
-	    m->st.dl.slice_ns > DEADLINE_RESCHED_NS) {
-		managed_pin(l, m, cpu);
-		managed_boost(l, m, BOOST_WAKE);
-		l->wake_boosts[cpu]++;
-	} else {
+	if (m->hog || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
+	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
+	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);
+		return;
 	}
+	curr = sched_running(l->core, cpu);
+	if (curr ? m->st.key >= curr->key : l->hogs[cpu] == 0 && l->float_hogs == 0) {
+		managed_unboost(l, m);
+		return;
+	}
+	if (l->nr_armable == l->armable_cap) {
+		size_t cap = l->armable_cap ? 2 * l->armable_cap : 64;
+		struct managed_task **a = realloc(l->armable, cap * sizeof(*a));
+
+		if (!a) {
+			managed_unboost(l, m);
+			return;
+		}
+		l->armable = a;
+		l->armable_cap = cap;
+	}
+	m->arm_cpu = cpu;
+	l->armable[l->nr_armable++] = m;
+}
+
+static int by_last_ran(const void *a, const void *b)
+{
+	const struct managed_task *x = *(struct managed_task *const *)a;
+	const struct managed_task *y = *(struct managed_task *const *)b;
+
+	return x->last_ran_ns < y->last_ran_ns ? 1 : x->last_ran_ns > y->last_ran_ns ? -1 : 0;
+}
+
+/* A bounded number per CPU wait boosted: many boosted sleepers waking
+ * together would hold the CPU in SCHED_FIFO past what the tick can
+ * correct. The ones that ran last are the likeliest to wake next (a
+ * frame loop, not a shell waiting for its child), so they go first. */
+static void arm_sleepers(struct sched_loop *l)
+{
+	qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
+	for (size_t i = 0; i < l->nr_armable; i++) {
+		struct managed_task *m = l->armable[i];
+
+		if (l->wake_boosts[m->arm_cpu] < WAKE_BOOST_MAX) {
+			managed_pin(l, m, m->arm_cpu);
+			managed_boost(l, m, BOOST_WAKE);
+			l->wake_boosts[m->arm_cpu]++;
+		} else {
+			managed_unboost(l, m);
+		}
+	}
+	l->nr_armable = 0;
 }
 
 /* True if normal work holds every CPU m may use. Hogs that may run on
@@ -380,7 +413,8 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 			core_busy = true;
 		hogs |= l->hogs[cpu] > 0;
 	}
-	tracker_foreach_active(l->d->tracker, arm_sleeper, l);
+	tracker_foreach_active(l->d->tracker, collect_sleeper, l);
+	arm_sleepers(l);
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
 		core_busy |= l->wake_boosts[cpu] > 0;
 	struct managed_task *m;
