@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "log.h"
 #include "rules.h"
@@ -237,11 +239,32 @@ void daemon_sched_task_exit(struct daemon *d, struct tracked_task *tt)
 	tt->sched_data = NULL;
 }
 
+/* Every lever is recorded before it is pulled, inside the tick. On a disk
+ * filesystem a record write can wait for writeback (ext4 flushes a file
+ * renamed over another), which holds a boosted task unchecked for as long:
+ * a second was seen. /run is a tmpfs under systemd. */
+static void warn_unless_in_memory(const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) < 0 || sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC)
+		return;
+	log_warning("state directory %s is not on a tmpfs: writing its records may wait "
+		    "for the disk and stall scheduling; use one in memory (/run under systemd)", dir);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct sched_loop *l = userdata;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC), took;
 
-	sched_loop_tick(l, now_nsec(CLOCK_MONOTONIC));
+	/* A late or long tick leaves a boosted task unchecked that long. */
+	if (l->last_tick_ns && now - l->last_tick_ns > l->tick_ns + TICK_LATE_NS)
+		log_debug("tick %llu us late", (unsigned long long)(now - l->last_tick_ns - l->tick_ns) / 1000);
+	sched_loop_tick(l, now);
+	took = now_nsec(CLOCK_MONOTONIC) - now;
+	if (took > TICK_LATE_NS)
+		log_debug("tick took %llu us", (unsigned long long)took / 1000);
 	(void)sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + l->tick_ns / 1000);
 	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
@@ -305,6 +328,7 @@ int daemon_sched_start(struct daemon *d)
 		log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
 		goto fail;
 	}
+	warn_unless_in_memory(d->config.state_dir);
 	/* Above every boost we grant, so a boosted spinner never starves us. */
 	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
 	l->tick_ns = TICK_ACTIVE_NS;
@@ -357,5 +381,6 @@ void daemon_sched_stop(struct daemon *d)
 	free(l->pinned_hogs);
 	free(l->os_to_cpu);
 	free(l->wake_boosts);
+	free(l->armable);
 	free(l);
 }
