@@ -1,7 +1,9 @@
 """Helpers for integration tests that run the real daemon on real processes,
 always in a scope the test made, always bounded, always cleaned up."""
 
+import atexit
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -80,10 +82,22 @@ class Scope:
         self.root.wait()
 
 
+def state_dir_for(tmp):
+    """The daemon's state dir for a test dir: in memory where there is a
+    tmpfs, as /run is under systemd. On a disk filesystem a record write can
+    wait a second for writeback, which is not what the tests measure. Kept
+    across restarts in one test (restore reads it), removed at exit."""
+    if not os.path.isdir("/dev/shm"):
+        return os.path.join(tmp, "state")
+    path = os.path.join("/dev/shm", "muqss-state-" + os.path.basename(tmp))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 class Daemon:
     def __init__(self, scope_pid, tmp, extra=(), config=None):
         self.sock = os.path.join(tmp, "control")
-        self.state = os.path.join(tmp, "state")
+        self.state = state_dir_for(tmp)
         conf = config or os.path.join(tmp, "empty.conf")
         if not config:
             open(conf, "w").close()
