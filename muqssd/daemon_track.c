@@ -67,17 +67,29 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+/* Relative to the directory fd, with O_EXCL|O_NOFOLLOW on a fresh temp
+ * name: a symlink planted at either name is replaced, never written through. */
 static int write_atomic(const char *dir, const char *name, const char *text)
 {
-	char path[4096], tmp[4096 + 8];
+	char tmp[256];
 	size_t len = strlen(text);
-	int fd, r = 0;
+	int dir_fd, fd, r = 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0)
 		return -errno;
+	/* A temp file left by a crash (or planted) would fail O_EXCL forever. */
+	if (unlinkat(dir_fd, tmp, 0) < 0 && errno != ENOENT) {
+		r = -errno;
+		goto out;
+	}
+	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
 	for (size_t off = 0; off < len;) {
 		ssize_t n = write(fd, text + off, len - off);
 
@@ -91,10 +103,12 @@ static int write_atomic(const char *dir, const char *name, const char *text)
 	}
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	if (r == 0 && rename(tmp, path) < 0)
+	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = -errno;
 	if (r < 0)
-		(void)unlink(tmp);
+		(void)unlinkat(dir_fd, tmp, 0);
+out:
+	close(dir_fd);
 	return r;
 }
 
