@@ -1,12 +1,13 @@
 /* Undoing what a dead muqssd left behind, from its state records.
  *
- * A task forked (or a thread cloned) while we had pinned its parent or
- * made it SCHED_IDLE inherits that, and if we died before we saw the fork,
- * no record names it. So a record also speaks for the offspring of its
- * task: those born after the record was last written, of the same uid,
- * that still carry exactly the pin we set or SCHED_IDLE get the parent's
- * own settings back. All records are restored first, so a child's own
- * record (which may hold the inherited pin as "original") cannot undo that.
+ * A task forked (or a thread cloned) while we had pinned its parent, made
+ * it SCHED_IDLE or given it an EEVDF slice inherits that, and if we died
+ * before we saw the fork, no record names it. So a record also speaks for
+ * the offspring of its task: those born after the record was last
+ * written, of the same uid, that still carry exactly the pin, SCHED_IDLE
+ * or slice we set get the parent's own settings back. All records are
+ * restored first, so a child's own record (which may hold the inherited
+ * pin as "original") cannot undo that.
  * Limits: a child born between the pin and a later write of the record is
  * missed (the live daemon gives it back when it sees the fork), and one
  * its owner pinned to the very CPU we pinned the parent to is widened. */
@@ -42,7 +43,8 @@ struct inherit {
 	cpu_set_t pin, affinity;
 	bool idled;
 	int policy;
-	uint64_t slice_ns;
+	bool sliced;
+	uint64_t our_slice_ns, slice_ns;
 };
 
 struct restore_ctx {
@@ -95,8 +97,8 @@ static uint64_t written_at_ticks(int dir_fd, const char *name)
 	return ns > 0 ? (uint64_t)ns : 0;
 }
 
-/* Before the task is put back: was it pinned or idled by us, so that what
- * it forked may carry that too? Returns -ENOMEM only. */
+/* Before the task is put back: was it pinned, idled or sliced by us, so
+ * that what it forked may carry that too? Returns -ENOMEM only. */
 static int inherit_note(struct restore_ctx *c, int dir_fd, const char *name,
 			const struct state_record *rec)
 {
@@ -118,10 +120,14 @@ static int inherit_note(struct restore_ctx *c, int dir_fd, const char *name,
 		CPU_AND(&both, &f.pin, &rec->affinity);
 		f.pinned = !CPU_EQUAL(&f.pin, &rec->affinity) && CPU_EQUAL(&both, &f.pin);
 	}
-	if ((rec->changed & STATE_CHANGED_POLICY) && rec->policy != SCHED_IDLE &&
-	    sched_attr_get(rec->tid, &a) == 0)
-		f.idled = a.sched_policy == SCHED_IDLE;
-	if (!f.pinned && !f.idled)
+	if ((rec->changed & STATE_CHANGED_POLICY) && sched_attr_get(rec->tid, &a) == 0) {
+		f.idled = rec->policy != SCHED_IDLE && a.sched_policy == SCHED_IDLE;
+		/* A boosted task reports no slice: then we cannot tell ours. */
+		f.sliced = c->slice_supported && !sched_policy_is_rt((int)a.sched_policy) &&
+			   a.sched_runtime && a.sched_runtime != rec->slice_ns;
+		f.our_slice_ns = a.sched_runtime;
+	}
+	if (!f.pinned && !f.idled && !f.sliced)
 		return 0;
 	f.since = written_at_ticks(dir_fd, name);
 	if (c->n_inherit == c->cap_inherit) {
@@ -157,12 +163,18 @@ static int inherit_repair_one(const struct restore_ctx *c, const struct inherit 
 	    task_verify(tgid, tid, st.start_time) == 0 &&
 	    sched_setaffinity(tid, sizeof(f->affinity), &f->affinity) == 0)
 		done = 1;
-	if (f->idled && sched_attr_get(tid, &a) == 0 && a.sched_policy == SCHED_IDLE) {
-		a.sched_policy = (uint32_t)f->policy;
+	if ((f->idled || f->sliced) && sched_attr_get(tid, &a) == 0) {
+		bool idle = f->idled && a.sched_policy == SCHED_IDLE;
+		bool slice = f->sliced && a.sched_runtime == f->our_slice_ns;
+
+		if (idle)
+			a.sched_policy = (uint32_t)f->policy;
 		a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
-		a.sched_runtime = c->slice_supported && f->slice_ns ?
-					  slice_request(f->slice_ns, c->default_slice_ns) : 0;
-		if (task_verify(tgid, tid, st.start_time) == 0 && sched_attr_set(tid, &a) == 0)
+		if (c->slice_supported)
+			a.sched_runtime = slice_request(slice ? f->slice_ns : a.sched_runtime,
+							c->default_slice_ns);
+		if ((idle || slice) && task_verify(tgid, tid, st.start_time) == 0 &&
+		    sched_attr_set(tid, &a) == 0)
 			done = 1;
 	}
 	if (done)
@@ -274,7 +286,7 @@ int state_restore_all(int dir_fd)
 	if (c.restored || c.gone || c.failed || c.refused)
 		log_info("restored %u task(s) left by a previous muqssd; %u had exited, "
 			 "%u could not be fully restored, %u record(s) refused; "
-			 "%u task(s) put back that had inherited a pin or SCHED_IDLE",
+			 "%u task(s) put back that had inherited a pin, SCHED_IDLE or a slice",
 			 c.restored, c.gone, c.failed, c.refused, c.repaired);
 	return c.failed ? -EIO : 0;
 }
