@@ -122,10 +122,19 @@ static void undo_inherited(struct daemon *d, struct tracked_task *tt)
 
 	if (!pm || !pm->adopted || pm->exempt)
 		return;
-	if (pm->pinned_cpu >= 0 &&
-	    enforce_get_original(d->loop->enf, parent->tid, &orig) == 0 &&
-	    sched_setaffinity(tt->tid, sizeof(orig.affinity), &orig.affinity) < 0 && errno != ESRCH)
-		log_debug_errno(errno, "cannot give %d its affinity back, ignoring: %m", (int)tt->tid);
+	if ((pm->pinned_cpu >= 0 || pm->idle_policy) &&
+	    enforce_get_original(d->loop->enf, parent->tid, &orig) == 0) {
+		if (pm->pinned_cpu >= 0 &&
+		    sched_setaffinity(tt->tid, sizeof(orig.affinity), &orig.affinity) < 0 &&
+		    errno != ESRCH)
+			log_debug_errno(errno, "cannot give %d its affinity back, ignoring: %m",
+					(int)tt->tid);
+		/* The child is IDLEPRIO by inheritance all the same; its
+		 * record must hold the owner's policy, not ours. */
+		if (pm->idle_policy && tt->policy == SCHED_IDLE && orig.policy != SCHED_IDLE &&
+		    sched_setscheduler(tt->tid, orig.policy, &(struct sched_param){ 0 }) == 0)
+			tt->policy = orig.policy;
+	}
 	if (pm->kernel_nice != NICE_UNSET && tt->nice == pm->kernel_nice &&
 	    setpriority(PRIO_PROCESS, (id_t)tt->tid, pm->st.nice) == 0)
 		tt->nice = pm->st.nice;
