@@ -21,10 +21,7 @@ int enforce_protect_self(int prio)
 	if (r < 0)
 		ret = log_warning_errno(r, "cannot run SCHED_FIFO at priority %d, so a boosted task "
 				        "could starve muqssd, ignoring: %m", prio);
-	/* Locked once touched: what the loop uses never pages out, and
-	 * the untouched rest of every mapped library (hwloc's XML, most of
-	 * libsystemd) costs no memory: RSS 49 MiB otherwise. */
-	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) < 0) {
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0) {
 		r = log_warning_errno(errno, "cannot lock memory, ignoring: %m");
 		if (ret == 0)
 			ret = r;
