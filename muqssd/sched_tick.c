@@ -310,7 +310,8 @@ static int by_last_ran(const void *a, const void *b)
  * frame loop, not a shell waiting for its child), so they go first. */
 static void arm_sleepers(struct sched_loop *l)
 {
-	qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
+	if (l->nr_armable > 1) /* armable is NULL until the first one */
+		qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
 	for (size_t i = 0; i < l->nr_armable; i++) {
 		struct managed_task *m = l->armable[i];
 
