@@ -23,7 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
+from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean, scope_changes,  # noqa: E402
                         snapshot, state_dir_for, task_sched, threads_of)
 
 ROUNDS = 20
@@ -103,43 +103,24 @@ def policy_snapshot(pids):
     return out
 
 
-def sample(scope, affinity):
-    """Threads of the scope now FIFO, stopped, or pinned (affinity other
-    than their original)."""
-    seen = {"fifo": set(), "stopped": set(), "pinned": set()}
-    for p in scope.pids():
-        for t in threads_of(p):
-            try:
-                state, pol, _, aff = task_sched(t)
-            except OSError:
-                continue
-            if pol == "fifo":
-                seen["fifo"].add(t)
-            if state == "T":
-                seen["stopped"].add(t)
-            if aff != affinity.get(t, ALL):
-                seen["pinned"].add(t)
-    return seen
-
-
 def watch(scope, affinity, seconds):
     """Every thread seen FIFO/stopped/pinned over a window, and the last sample."""
     total = {"fifo": set(), "stopped": set(), "pinned": set()}
     end = time.monotonic() + seconds
-    last = sample(scope, affinity)
+    last = scope_changes(scope, affinity)
     while True:
         for k in total:
             total[k] |= last[k]
         if time.monotonic() >= end:
             return total, last
         time.sleep(0.01)
-        last = sample(scope, affinity)
+        last = scope_changes(scope, affinity)
 
 
 def wait_acting(scope, affinity, limit=3.0):
     end = time.monotonic() + limit
     while time.monotonic() < end:
-        s = sample(scope, affinity)
+        s = scope_changes(scope, affinity)
         if s["fifo"] or s["stopped"] or s["pinned"]:
             return
         time.sleep(0.01)
@@ -221,7 +202,7 @@ def run_round(n, rng, scope, roles, orig, totals, daemons):
     d.kill(signal.SIGKILL)
     # Let the shell fork under the dead daemon's pin: what no record names.
     time.sleep(0.1)
-    orphans = {t for t in sample(scope, affinity)["pinned"] if t not in affinity}
+    orphans = {t for t in scope_changes(scope, affinity)["pinned"] if t not in affinity}
     if how == "restore":
         d.restore()
     else:

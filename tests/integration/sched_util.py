@@ -138,6 +138,25 @@ class Daemon:
         subprocess.run([MUQSSD, "--restore", "--state-dir", self.state], check=True, timeout=30)
 
 
+def scope_changes(scope, affinity=None):
+    """Threads of the scope now FIFO, stopped, or pinned (affinity other
+    than their snapshot's, or than all CPUs)."""
+    seen = {"fifo": set(), "stopped": set(), "pinned": set()}
+    for p in scope.pids():
+        for t in threads_of(p):
+            try:
+                state, pol, _, aff = task_sched(t)
+            except OSError:
+                continue
+            if pol == "fifo":
+                seen["fifo"].add(t)
+            if state == "T":
+                seen["stopped"].add(t)
+            if aff != (affinity or {}).get(t, set(range(NCPU))):
+                seen["pinned"].add(t)
+    return seen
+
+
 def snapshot(pids):
     """Each thread's affinity, to compare with after the daemon is gone."""
     out = {}

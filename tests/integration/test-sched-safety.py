@@ -9,23 +9,17 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, PROBE, NCPU, Daemon, Scope, assert_clean, snapshot, task_sched, threads_of  # noqa: E402
+from sched_util import HOG, PROBE, NCPU, Daemon, Scope, assert_clean, scope_changes, snapshot  # noqa: E402
 
 
 def observe(scope, seconds):
-    """What the daemon did to the scope's tasks, sampled."""
+    """What the daemon did to the scope's tasks, sampled: thread counts
+    summed over the samples."""
     seen = {"fifo": 0, "stopped": 0, "pinned": 0}
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        for p in scope.pids():
-            for t in threads_of(p):
-                try:
-                    state, pol, _, aff = task_sched(t)
-                except OSError:
-                    continue
-                seen["fifo"] += pol == "fifo"
-                seen["stopped"] += state == "T"
-                seen["pinned"] += aff != set(range(NCPU))
+        for k, tids in scope_changes(scope).items():
+            seen[k] += len(tids)
         time.sleep(0.01)
     return seen
 
