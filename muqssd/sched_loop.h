@@ -42,9 +42,13 @@
 #define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
 #define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
 
-#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while the core has work or armed sleepers */
-#define TICK_HOGS_NS (10ULL * 1000 * 1000)	/* while only the fair class has */
-#define TICK_IDLE_NS (20ULL * 1000 * 1000)	/* while nothing runs */
+#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while a task waits queued; the shortest */
+#define TICK_BUSY_MAX_NS (10ULL * 1000 * 1000) /* while the core has work */
+#define TICK_GATE_NS (10ULL * 1000 * 1000)	/* while an IDLEPRIO task is stopped */
+/* Every wake-up of ours costs the machine a context switch (~80 us on a
+ * nested VM): with nothing for the core, look rarely. */
+#define TICK_HOGS_NS (30ULL * 1000 * 1000)	/* while only the fair class has */
+#define TICK_IDLE_NS (50ULL * 1000 * 1000)	/* while nothing runs */
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
@@ -95,6 +99,7 @@ struct sched_loop {
 	bool any_d_state;	/* a managed task sat in D this tick */
 	struct managed_task **armable; /* this tick: sleepers worth a wake boost */
 	size_t nr_armable, armable_cap;
+	uint64_t armed_slice_ns;	/* this tick: least slice left among them */
 	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
 };
 

@@ -296,6 +296,11 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	l->armable[l->nr_armable++] = m;
 }
 
+static uint64_t slice_left(const struct sched_task *st)
+{
+	return st->dl.slice_ns > 0 ? (uint64_t)st->dl.slice_ns : 0;
+}
+
 static int by_last_ran(const void *a, const void *b)
 {
 	const struct managed_task *x = *(struct managed_task *const *)a;
@@ -310,6 +315,7 @@ static int by_last_ran(const void *a, const void *b)
  * frame loop, not a shell waiting for its child), so they go first. */
 static void arm_sleepers(struct sched_loop *l)
 {
+	l->armed_slice_ns = UINT64_MAX;
 	if (l->nr_armable > 1) /* armable is NULL until the first one */
 		qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
 	for (size_t i = 0; i < l->nr_armable; i++) {
@@ -319,6 +325,8 @@ static void arm_sleepers(struct sched_loop *l)
 			managed_pin(l, m, m->arm_cpu);
 			managed_boost(l, m, BOOST_WAKE);
 			l->wake_boosts[m->arm_cpu]++;
+			if (slice_left(&m->st) < l->armed_slice_ns)
+				l->armed_slice_ns = slice_left(&m->st);
 		} else {
 			managed_unboost(l, m);
 		}
@@ -378,6 +386,28 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
 	}
 }
 
+/* How soon the core needs looking at again. A task waiting queued
+ * behind a CPU's head gets its turn within 2 ms. Otherwise the next
+ * event that needs us is a boosted task (running, or armed and asleep)
+ * using up its slice, and CPU time runs no faster than the clock: a
+ * tick after the smallest slice left demotes it on time, at a fraction
+ * of the wake-ups a fixed 2 ms tick costs the machine (the kernel's own
+ * tick updates schedstat only every 4 ms at HZ=250 anyway). */
+static uint64_t busy_tick_ns(struct sched_loop *l)
+{
+	uint64_t tick = l->armed_slice_ns;
+
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		struct sched_task *curr = sched_running(l->core, cpu);
+
+		if (sched_queue_len(l->core, cpu))
+			return TICK_ACTIVE_NS;
+		if (curr && slice_left(curr) < tick)
+			tick = slice_left(curr);
+	}
+	return tick < TICK_ACTIVE_NS ? TICK_ACTIVE_NS : tick > TICK_BUSY_MAX_NS ? TICK_BUSY_MAX_NS : tick;
+}
+
 int sched_loop_tick(struct sched_loop *l, uint64_t now)
 {
 	uint64_t dt = l->last_tick_ns ? now - l->last_tick_ns : l->tick_ns;
@@ -419,13 +449,18 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
 		core_busy |= l->wake_boosts[cpu] > 0;
 	struct managed_task *m;
-	LIST_FOREACH(m, &l->idleprio, idle_link)
+	bool gated = false;
+	LIST_FOREACH(m, &l->idleprio, idle_link) {
 		gate_idleprio(l, m);
-	/* A slice is charged to the 2 ms, and a boosted sleeper that woke
-	 * is demoted within 2 ms; with only hogs, the fair class does the
-	 * work, and a task that wakes unboosted is queued within 10 ms. */
+		gated |= m->stopped;
+	}
+	/* A stopped IDLEPRIO task is let go within 10 ms of a CPU freeing
+	 * up; a task that wakes unboosted is queued within 30 ms (it runs
+	 * in the fair class meanwhile, as on a stock kernel). */
 	if (core_busy)
-		l->tick_ns = TICK_ACTIVE_NS;
+		l->tick_ns = busy_tick_ns(l);
+	else if (gated)
+		l->tick_ns = TICK_GATE_NS;
 	else if (hogs || tracker_count_active(l->d->tracker))
 		l->tick_ns = TICK_HOGS_NS;
 	else

@@ -61,6 +61,7 @@ struct tracked_task {
 	uint64_t added_ns;
 	uint64_t seen_gen;
 	uint64_t stat_ns;	/* last stat read; 0 forces one */
+	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int stat_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
 	TAILQ_ENTRY(tracked_task) proc_link;
 	TAILQ_ENTRY(tracked_task) list_link;

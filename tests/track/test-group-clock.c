@@ -1,0 +1,76 @@
+/* group_clock against real processes: a sleeping child's clock stands
+ * still, a spinning one's moves by what it spent, a reaped one is gone. */
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "group_clock.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The child sleeps until SIGUSR1, spins 50 ms of wall time, then sleeps
+ * until killed. */
+static volatile sig_atomic_t go;
+static void on_usr1(int sig) { (void)sig; go = 1; }
+
+static pid_t start_child(int ready_fd)
+{
+	pid_t pid = fork();
+
+	assert(pid >= 0);
+	if (pid)
+		return pid;
+	signal(SIGUSR1, on_usr1);
+	(void)!write(ready_fd, "r", 1);
+	while (!go)
+		pause();
+	for (uint64_t end = mono_ns() + 50000000ULL; mono_ns() < end;)
+		;
+	(void)!write(ready_fd, "d", 1);
+	for (;;)
+		pause();
+}
+
+int main(void)
+{
+	uint64_t a, b, c;
+	int fds[2];
+	char ch;
+	pid_t pid;
+
+	assert(pipe(fds) == 0);
+	pid = start_child(fds[1]);
+	assert(read(fds[0], &ch, 1) == 1 && ch == 'r');
+	usleep(20000);
+
+	assert(group_clock_cpu_ns(pid, &a) == 0);
+	usleep(50000);
+	assert(group_clock_cpu_ns(pid, &b) == 0);
+	assert(a == b); /* asleep: not a nanosecond */
+
+	kill(pid, SIGUSR1);
+	assert(read(fds[0], &ch, 1) == 1 && ch == 'd');
+	assert(group_clock_cpu_ns(pid, &c) == 0);
+	/* 50 ms of wall time spinning; on a busy machine it may get less
+	 * of the CPU, but not nothing. */
+	assert(c > b + 5000000ULL);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	assert(group_clock_cpu_ns(pid, &c) == -ESRCH);
+
+	assert(group_clock_cpu_ns(getpid(), &a) == 0 && a > 0);
+	printf("ok: sleeping child's clock still, spinning child +%.1f ms\n", (double)(c - b) / 1e6);
+	return 0;
+}
