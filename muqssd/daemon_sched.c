@@ -122,7 +122,7 @@ static void undo_inherited(struct daemon *d, struct tracked_task *tt)
 
 	if (!pm || !pm->adopted || pm->exempt)
 		return;
-	if ((pm->pinned_cpu >= 0 || pm->idle_policy) &&
+	if ((pm->pinned_cpu >= 0 || pm->idle_policy || pm->slice_set) &&
 	    enforce_get_original(d->loop->enf, parent->tid, &orig) == 0) {
 		if (pm->pinned_cpu >= 0 &&
 		    sched_setaffinity(tt->tid, sizeof(orig.affinity), &orig.affinity) < 0 &&
@@ -134,6 +134,9 @@ static void undo_inherited(struct daemon *d, struct tracked_task *tt)
 		if (pm->idle_policy && tt->policy == SCHED_IDLE && orig.policy != SCHED_IDLE &&
 		    sched_setscheduler(tt->tid, orig.policy, &(struct sched_param){ 0 }) == 0)
 			tt->policy = orig.policy;
+		if (pm->slice_set)
+			(void)enforce_reset_inherited_slice(d->loop->enf, tt->tid,
+							    rr_slice_ns(d->loop), orig.slice_ns);
 	}
 	if (pm->kernel_nice != NICE_UNSET && tt->nice == pm->kernel_nice &&
 	    setpriority(PRIO_PROCESS, (id_t)tt->tid, pm->st.nice) == 0)

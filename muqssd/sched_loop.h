@@ -116,6 +116,12 @@ void managed_cont(struct sched_loop *l, struct managed_task *m);
 /* daemon_sched.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */
 void managed_set_class(struct sched_loop *l, struct managed_task *m, enum muqss_class class);
 
+/* The EEVDF slice we ask for: the kernel's own rr_interval. */
+static inline uint64_t rr_slice_ns(const struct sched_loop *l)
+{
+	return (uint64_t)sched_get_config(l->core)->rr_interval_ms * 1000000ULL;
+}
+
 static inline struct managed_task *managed_of(const struct sched_task *st)
 {
 	return st ? (struct managed_task *)st->data : NULL;

@@ -171,7 +171,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	/* EEVDF's slice request is the kernel's own rr_interval: ask for ours
 	 * once the task does something (sleepers cost nothing). */
 	if (!m->slice_set && delta && enforce_slice_supported(l->enf)) {
-		(void)enforce_set_slice(l->enf, &m->target, (uint64_t)cfg->rr_interval_ms * 1000000ULL);
+		(void)enforce_set_slice(l->enf, &m->target, rr_slice_ns(l));
 		m->slice_set = true;
 	}
 
@@ -363,7 +363,7 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
 	struct tracked_task *tt = m->tt;
 	uint64_t now = l->last_tick_ns;
 	uint64_t bound = (uint64_t)l->d->config.idleprio_stop_max_ms * 1000000ULL;
-	uint64_t grace = (uint64_t)sched_get_config(l->core)->rr_interval_ms * 1000000ULL;
+	uint64_t grace = rr_slice_ns(l);
 
 	if (m->stopped) {
 		if (now - m->stopped_since_ns >= bound || l->any_d_state || !cpus_all_busy(l, m)) {

@@ -88,6 +88,13 @@ int enforce_set_nice(struct enforcer *e, const struct enforce_target *t, int nic
  * original back. -EOPNOTSUPP on kernels without it. Takes effect when
  * the task is not boosted. */
 int enforce_set_slice(struct enforcer *e, const struct enforce_target *t, uint64_t ns);
+/* A thread forked by a task we gave slice @ours_ns carries it too, and
+ * whoever records the thread next would take it for the owner's. If tid
+ * (not yet ours, not RT) still asks for @ours_ns, gives it @owner_ns, the
+ * parent's recorded slice. Returns 1 if it did, 0 if nothing to do, or
+ * -errno (-EOPNOTSUPP without EEVDF slices). */
+int enforce_reset_inherited_slice(struct enforcer *e, pid_t tid, uint64_t ours_ns,
+				  uint64_t owner_ns);
 
 /* Restricts the task to cpus intersected with the affinity its owner set
  * (-EINVAL if that is empty); it is never widened. If the owner changed

@@ -164,3 +164,24 @@ int enforce_set_slice(struct enforcer *e, const struct enforce_target *target, u
 	t->slice_ns = ns ? ns : t->rec.slice_ns;
 	return t->boost_prio ? 0 : apply_base(e, t);
 }
+
+int enforce_reset_inherited_slice(struct enforcer *e, pid_t tid, uint64_t ours_ns,
+				  uint64_t owner_ns)
+{
+	struct sched_attr_v1 a;
+	int r;
+
+	if (!e->slice_supported)
+		return -EOPNOTSUPP;
+	if (ours_ns == owner_ns)
+		return 0;
+	r = sched_attr_get(tid, &a);
+	if (r < 0)
+		return r;
+	if (sched_policy_is_rt((int)a.sched_policy) || a.sched_runtime != ours_ns)
+		return 0;
+	a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
+	a.sched_runtime = slice_request(owner_ns, e->default_slice_ns);
+	r = sched_attr_set(tid, &a);
+	return r < 0 ? r : 1;
+}

@@ -212,10 +212,9 @@ def run_round(n, rng, scope, roles, orig, totals, daemons):
         d.kill(signal.SIGTERM)
         assert d.proc.returncode == 0, f"round {n}: muqssd exited {d.proc.returncode} on SIGTERM"
     what = f"round {n} ({how})"
-    # A live daemon records the slice a child inherited from a task it gave
-    # one as the child's original, and puts that back at exit: a gap of the
-    # daemon's, not of the restore, so only a restore is held to slices.
-    assert_restored(scope, orig, what, slices=how == "restore")
+    # Slices too: a restarted daemon gives a child the slice of its parent's
+    # owner back before it records the child (undo_inherited).
+    assert_restored(scope, orig, what, slices=True)
     assert_alive(roles, what)
     left = records_left(d.state)
     assert not left, f"{what}: state records left: {left}"

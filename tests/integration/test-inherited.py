@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""What muqssd sets on a task (its EEVDF slice, its pin) is not what the
+task's children are owed: a shell that forks all the time, managed for a
+few seconds, then muqssd stops. Every thread left in the scope then has
+the slice and affinity of the scope's root, not the daemon's."""
+
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sched_util import NCPU, Daemon, Scope, assert_clean, threads_of  # noqa: E402
+
+# Spends a little CPU (so muqssd slices it), then forks a sleeper that
+# outlives the daemon's exit.
+FORKER = ("bash -c 'while :; do x=0; for i in $(seq 2000); do x=$((x+i)); done; "
+          "sleep 0.8 & sleep 0.05; done'")
+
+
+def slice_of(tid):
+    try:
+        with open(f"/proc/{tid}/sched") as f:
+            for line in f:
+                if line.startswith("se.slice"):
+                    return int(line.split()[-1])
+    except OSError:
+        pass
+    return None
+
+
+def main():
+    if os.geteuid() != 0:
+        print("needs root")
+        return 77
+    if slice_of(os.getpid()) is None:
+        print("no EEVDF slice on this kernel")
+        return 77
+    scope = Scope([FORKER], limit=30)
+    try:
+        want = slice_of(scope.root.pid)
+        d = Daemon(scope.root.pid, scope.tmp)
+        time.sleep(3)
+        during = {t: slice_of(t) for p in scope.pids() for t in threads_of(p)}
+        ours = [t for t, s in during.items() if s not in (None, want)]
+        print(f"while managed: {len(ours)} of {len(during)} threads have another slice "
+              f"than the root's {want} ns")
+        assert ours, "muqssd never set a slice: the test shows nothing"
+        d.kill(signal.SIGTERM)
+        assert d.proc.returncode == 0, f"muqssd exited {d.proc.returncode}"
+        left = {t: slice_of(t) for p in scope.pids() for t in threads_of(p)}
+        bad = {t: s for t, s in left.items() if s not in (None, want)}
+        # Children born while it ran are among them: the sleeps live 0.8 s.
+        print(f"after exit: {len(left)} threads, {len(bad)} with another slice")
+        assert not bad, f"slices left changed (want {want}): {bad}"
+        assert_clean(scope.pids(), "after SIGTERM")
+        assert all(os.sched_getaffinity(t) == set(range(NCPU)) for t in left
+                   if os.path.exists(f"/proc/{t}")), "a thread left pinned"
+        print("1 passed, 0 failed")
+        return 0
+    finally:
+        scope.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
