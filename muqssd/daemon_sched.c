@@ -216,6 +216,36 @@ void daemon_sched_task_new(struct daemon *d, struct tracked_task *tt)
 		adopt(d, tt);
 }
 
+/* Brings the next tick forward to TICK_ACTIVE_NS after the last one, or
+ * now: between ticks, up to TICK_IDLE_NS, is too long for new work. */
+static void pull_tick(struct sched_loop *l)
+{
+	uint64_t at = (l->last_tick_ns + TICK_ACTIVE_NS) / 1000, now = now_usec(CLOCK_MONOTONIC);
+	uint64_t next;
+
+	if (at < now)
+		at = now;
+	if (sd_event_source_get_time(l->tick, &next) < 0 || next <= at)
+		return;
+	(void)sd_event_source_set_time(l->tick, at);
+}
+
+/* A task that exec'd is running: it gets its run queue and class now,
+ * not at the next tick. The debug line times it against the kernel's
+ * exec event (bench/track/bench-track.py, reaction-daemon). */
+static void queue_at_exec(struct daemon *d, struct tracked_task *tt)
+{
+	struct managed_task *m = tt->sched_data;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC);
+
+	if (!m || !tt->exec_event_ns || !sched_loop_queue_now(d->loop, m, now))
+		return;
+	pull_tick(d->loop);
+	log_debug("queued tid=%d cpu=%d class=%s event_ns=%llu queued_ns=%llu", (int)tt->tid,
+		  m->st.cpu, sched_class_name(m->st.class), (unsigned long long)tt->exec_event_ns,
+		  (unsigned long long)now);
+}
+
 void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt)
 {
 	struct managed_task *m = tt->sched_data;
@@ -225,11 +255,9 @@ void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt)
 	if (!m) {
 		/* The tracker may meet a task first at its exec. */
 		adopt(d, tt);
-		return;
-	}
-	/* An exec can move a task into or out of an exemption; our own
-	 * boost is no foreign RT policy. */
-	if (!m->boost_prio && task_exempt(d, tt) != m->exempt) {
+	} else if (!m->boost_prio && task_exempt(d, tt) != m->exempt) {
+		/* An exec can move a task into or out of an exemption; our
+		 * own boost is no foreign RT policy. */
 		if (!m->exempt)
 			release(d->loop, m, false);
 		m->adopted = false;
@@ -237,6 +265,7 @@ void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt)
 	} else if (m->adopted && !m->exempt) {
 		apply_rules(d, m);
 	}
+	queue_at_exec(d, tt);
 }
 
 void daemon_sched_task_exit(struct daemon *d, struct tracked_task *tt)

@@ -107,6 +107,9 @@ struct sched_loop {
 /* The kernel nice whose CFS weight gives MuQSS's share for nice. */
 int muqss_kernel_nice(int nice);
 int sched_loop_tick(struct sched_loop *l, uint64_t now);
+/* Queues a runnable task in the core between ticks (no system call):
+ * the next tick pins and boosts it. Returns whether it was queued. */
+bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t now);
 /* Boost, pin, stop: the levers, with their failures logged once. */
 void managed_boost(struct sched_loop *l, struct managed_task *m, int prio);
 void managed_unboost(struct sched_loop *l, struct managed_task *m);

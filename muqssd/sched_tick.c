@@ -230,9 +230,22 @@ static void account_task(struct tracked_task *tt, void *userdata)
 			if (preempt >= 0)
 				l->resched[preempt] = true;
 		}
+	} else if (runnable && m->st.queued && m->pinned_cpu != m->st.cpu) {
+		/* Queued at its exec, between ticks (sched_loop_queue_now). */
+		managed_pin(l, m, m->st.cpu);
 	} else if (!runnable && m->st.queued) {
 		sched_dequeue(l->core, &m->st);
 	}
+}
+
+bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t now)
+{
+	int preempt;
+
+	if (!m->adopted || m->exempt || m->hog || m->st.queued || m->st.running ||
+	    m->tt->state != 'R')
+		return false;
+	return sched_wake(l->core, &m->st, now, &preempt) >= 0;
 }
 
 /* Makes the kernel run what the core picked on cpu. */

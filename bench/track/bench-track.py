@@ -5,7 +5,8 @@ scheduling loop or the enforcer (trackbench.c), in a scope of its own.
   bench/track/bench-track.py [BUILDDIR]     (root; ~3 minutes)
   DURATION=60 sets the idle windows (seconds); ONLY="storm idle-10k" picks
   runs (reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick
-  daemon-1k daemon-10k; the daemon-* runs are not in the default set).
+  daemon-1k daemon-10k reaction-daemon; the daemon-* and reaction-daemon
+  runs are not in the default set).
 
 The daemon-* runs measure the whole muqssd (tracker, scheduling loop,
 enforcer) scoped to a subtree of 1,000 or 10,000 sleeping threads plus 4
@@ -129,7 +130,7 @@ def idle(threads_per_proc, tick):
 class DaemonRun(Run):
     """The real muqssd, scoped to the spawner's subtree, default config."""
 
-    def __init__(self):
+    def __init__(self, *extra):
         self.root = subprocess.Popen(["timeout", "-s", "KILL", "600", sys.executable, "-c", ROOT],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         open(os.path.join(TMP, "empty.conf"), "w").close()
@@ -138,7 +139,7 @@ class DaemonRun(Run):
         self.bench = subprocess.Popen(
             ["timeout", "-s", "KILL", "600", os.path.join(BUILD, "muqssd", "muqssd"),
              "--config", os.path.join(TMP, "empty.conf"), "--socket", self.sock,
-             "--state-dir", os.path.join(TMP, "state"), "--scope-pid", str(self.root.pid)],
+             "--state-dir", os.path.join(TMP, "state"), "--scope-pid", str(self.root.pid), *extra],
             stdout=self.log, stderr=subprocess.STDOUT)
         t0 = time.time()
         while not os.path.exists(self.sock):
@@ -232,6 +233,30 @@ def reaction():
               f"p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, max {lat[-1]:.0f} us", flush=True)
 
 
+def reaction_daemon():
+    """The whole daemon: from the kernel's exec event to the task queued
+    in a run queue with its class (muqssd's "queued" debug line)."""
+    r = DaemonRun("--log-level", "debug")
+    try:
+        p = r.spawn("/usr/bin/timeout", "-s", "KILL", "60", HELPER, "storm", "2000")
+        wait_gone([p], 60)
+        time.sleep(0.5)
+    finally:
+        r.close()
+    lat = []
+    for line in open(os.path.join(TMP, "muqssd.log")):
+        if "queued tid=" in line and "event_ns=" in line:
+            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            lat.append((int(f["queued_ns"]) - int(f["event_ns"])) / 1000)
+    lat.sort()
+    if lat:
+        print(f"muqssd, exec to queued over {len(lat)} execs (1 serial spawner): median "
+              f"{statistics.median(lat):.0f} us, p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, "
+              f"max {lat[-1]:.0f} us", flush=True)
+    else:
+        print("muqssd, exec to queued: no queued lines in its log", flush=True)
+
+
 if __name__ == "__main__":
     if os.geteuid() != 0:
         sys.exit("bench-track: needs root (proc connector)")
@@ -239,7 +264,7 @@ if __name__ == "__main__":
     print("tracker alone (no scheduling loop, no enforcer); 2 CPUs;", os.uname().release)
     only = os.environ.get("ONLY", "reaction storm idle-1k idle-1k-tick idle-10k idle-10k-tick").split()
     runs = {
-        "reaction": reaction, "storm": storm,
+        "reaction": reaction, "reaction-daemon": reaction_daemon, "storm": storm,
         "idle-1k": lambda: idle(10, tick=False), "idle-1k-tick": lambda: idle(10, tick=True),
         "idle-10k": lambda: idle(100, tick=False), "idle-10k-tick": lambda: idle(100, tick=True),
         "daemon-1k": lambda: daemon_idle(10), "daemon-10k": lambda: daemon_idle(100),

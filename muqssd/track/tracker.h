@@ -53,6 +53,10 @@ struct tracked_task {
 	uint64_t refreshed_ns;	/* CLOCK_MONOTONIC */
 	uint64_t active_ns;	/* last refresh that saw it runnable or using CPU */
 	bool active;		/* on the active list (see tracker_refresh_active) */
+	/* During a task_exec callback: the kernel's timestamp of the exec
+	 * event behind it (CLOCK_MONOTONIC ns), 0 for a comm change or a
+	 * rename found by a scan. */
+	uint64_t exec_event_ns;
 
 	void *sched_data;	/* owned by the scheduling loop */
 

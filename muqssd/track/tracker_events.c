@@ -91,8 +91,10 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 	proc->exe = NULL;
 	(void)procfs_exe(tgid, &proc->exe);
 	task->active_ns = now_nsec(CLOCK_MONOTONIC);
+	task->exec_event_ns = ev->timestamp_ns;
 	if (t->cb.task_exec)
 		t->cb.task_exec(task, t->userdata);
+	task->exec_event_ns = 0;
 	log_debug("exec tid=%d comm=%s event_ns=%llu table_ns=%llu", (int)tgid, task->comm,
 		  (unsigned long long)ev->timestamp_ns, (unsigned long long)now_nsec(CLOCK_MONOTONIC));
 }
