@@ -44,20 +44,6 @@ static bool task_exempt(struct daemon *d, const struct tracked_task *tt)
 	       strv_fnmatch(d->config.exempt.exes, tracker_task_exe(tt));
 }
 
-static void read_allowed(struct sched_loop *l, pid_t tid, struct cpumask *mask)
-{
-	const struct topology *topo = sched_topology(l->core);
-	cpu_set_t set;
-
-	cpumask_fill(mask, l->nr_cpus);
-	if (sched_getaffinity(tid, sizeof(set), &set) < 0)
-		return;
-	cpumask_zero(mask);
-	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
-		if (CPU_ISSET(topology_os_index(topo, cpu), &set))
-			cpumask_set(mask, cpu);
-}
-
 static void idle_list_update(struct sched_loop *l, struct managed_task *m)
 {
 	bool want = m->class == MUQSS_CLASS_IDLEPRIO && m->tt->tid == m->tt->tgid;
@@ -185,7 +171,7 @@ static void adopt(struct daemon *d, struct tracked_task *tt)
 	m->st.data = m;
 	m->st.nice = tt->nice;
 	deadline_refill(&m->st.dl, tt->nice, sched_get_config(l->core)->rr_interval_ms, now);
-	read_allowed(l, tt->tid, &m->st.allowed);
+	managed_read_allowed(l, m);
 	m->st.last_cpu = tt->last_cpu >= 0 && tt->last_cpu < l->nr_cpus ? tt->last_cpu : 0;
 	m->seen_cpu_ns = tt->cpu_ns;
 	m->adopted = true;
@@ -238,7 +224,16 @@ static void queue_at_exec(struct daemon *d, struct tracked_task *tt)
 	struct managed_task *m = tt->sched_data;
 	uint64_t now = now_nsec(CLOCK_MONOTONIC);
 
-	if (!m || !tt->exec_event_ns || !sched_loop_queue_now(d->loop, m, now))
+	if (!m || !tt->exec_event_ns)
+		return;
+	m->settle_until_ns = tt->exec_event_ns + PIN_SETTLE_NS;
+	/* A new program starts on its owner's mask: a launcher (taskset)
+	 * may be about to set one equal to our pin, which we could not tell
+	 * from ours and would undo at the unpin. */
+	managed_unpin(d->loop, m);
+	if (m->adopted && !m->exempt)
+		managed_read_allowed(d->loop, m);
+	if (!sched_loop_queue_now(d->loop, m, now))
 		return;
 	pull_tick(d->loop);
 	log_debug("queued tid=%d cpu=%d class=%s event_ns=%llu queued_ns=%llu", (int)tt->tid,

@@ -54,6 +54,10 @@
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
 #define NICE_UNSET 100
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
+/* No pin this soon after an exec: launchers (taskset, numactl) set their
+ * own mask right after theirs, and an owner's mask equal to our pin
+ * cannot be told from it, so it would be lost at the unpin. */
+#define PIN_SETTLE_NS (20ULL * 1000 * 1000)
 
 struct managed_task {
 	struct sched_task st;
@@ -77,6 +81,7 @@ struct managed_task {
 	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
 	bool on_idle_list;
 	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
+	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
 };
 
 struct sched_loop {
@@ -113,7 +118,11 @@ bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t
 /* Boost, pin, stop: the levers, with their failures logged once. */
 void managed_boost(struct sched_loop *l, struct managed_task *m, int prio);
 void managed_unboost(struct sched_loop *l, struct managed_task *m);
-void managed_pin(struct sched_loop *l, struct managed_task *m, int cpu);
+/* 0 (also when too young to pin: PIN_SETTLE_NS), or -errno; -EINVAL
+ * when its owner no longer allows cpu, and m->st.allowed is refreshed. */
+int managed_pin(struct sched_loop *l, struct managed_task *m, int cpu);
+/* m->st.allowed from what its owner allows (enforce_owner_affinity). */
+void managed_read_allowed(struct sched_loop *l, struct managed_task *m);
 void managed_unpin(struct sched_loop *l, struct managed_task *m);
 void managed_cont(struct sched_loop *l, struct managed_task *m);
 /* daemon_sched.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */

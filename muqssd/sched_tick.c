@@ -34,22 +34,43 @@ void managed_unboost(struct sched_loop *l, struct managed_task *m)
 	m->boost_prio = 0;
 }
 
-void managed_pin(struct sched_loop *l, struct managed_task *m, int cpu)
+void managed_read_allowed(struct sched_loop *l, struct managed_task *m)
+{
+	const struct topology *topo = sched_topology(l->core);
+	cpu_set_t set;
+
+	cpumask_fill(&m->st.allowed, l->nr_cpus);
+	if (enforce_owner_affinity(l->enf, m->target.tid, &set) < 0)
+		return;
+	cpumask_zero(&m->st.allowed);
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		if (CPU_ISSET(topology_os_index(topo, cpu), &set))
+			cpumask_set(&m->st.allowed, cpu);
+}
+
+int managed_pin(struct sched_loop *l, struct managed_task *m, int cpu)
 {
 	cpu_set_t set;
 	int r;
 
-	if (m->pinned_cpu == cpu)
-		return;
+	if (m->pinned_cpu == cpu || l->last_tick_ns < m->settle_until_ns)
+		return 0;
 	CPU_ZERO(&set);
 	CPU_SET(topology_os_index(sched_topology(l->core), cpu), &set);
 	r = enforce_pin(l->enf, &m->target, &set);
+	if (r == -EINVAL) {
+		/* Its owner has since taken this CPU from it: the core's
+		 * mask is stale. */
+		managed_read_allowed(l, m);
+		return r;
+	}
 	if (r < 0 && r != -ESRCH)
 		log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm,
 			 sched_class_name(m->st.class), "pin",
 			 "cannot pin to CPU %d: %s, ignoring", cpu, strerror(-r));
 	if (r >= 0)
 		m->pinned_cpu = cpu;
+	return r;
 }
 
 void managed_unpin(struct sched_loop *l, struct managed_task *m)
@@ -198,9 +219,14 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	}
 	if (expired) {
 		/* ISO and IDLEPRIO keep their class's rules; only normal work
-		 * can be a hog. */
-		bool hog = !m->slept && runnable && !sched_task_running_iso(&m->st) &&
-			   m->st.class != SCHED_CLASS_IDLEPRIO && m->st.class != SCHED_CLASS_RT;
+		 * can be a hog, and ISO work over its cap. Asked of the cap,
+		 * not of the key: a hog's key is not rekeyed when the cap
+		 * clears, and a hog charged on every tick would stay one. */
+		bool iso_capped = m->st.class == SCHED_CLASS_ISO &&
+				  sched_iso_refractory(l->core, hog_cpu(l, tt));
+		bool hog = !m->slept && runnable && m->st.class != SCHED_CLASS_IDLEPRIO &&
+			   m->st.class != SCHED_CLASS_RT &&
+			   (m->st.class != SCHED_CLASS_ISO || iso_capped);
 		m->slept = false;
 		if (hog != m->hog)
 			become_hog(l, m, hog);
@@ -226,13 +252,21 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 		cpu = sched_wake(l->core, &m->st, now, &preempt);
 		if (cpu >= 0) {
-			managed_pin(l, m, cpu);
-			if (preempt >= 0)
+			if (managed_pin(l, m, cpu) == -EINVAL)
+				sched_dequeue(l->core, &m->st); /* queued anew next tick */
+			else if (preempt >= 0)
 				l->resched[preempt] = true;
 		}
-	} else if (runnable && m->st.queued && m->pinned_cpu != m->st.cpu) {
-		/* Queued at its exec, between ticks (sched_loop_queue_now). */
-		managed_pin(l, m, m->st.cpu);
+	} else if (runnable && (m->st.queued || m->st.running) && m->pinned_cpu != m->st.cpu) {
+		/* Queued at its exec, between ticks (sched_loop_queue_now), or
+		 * picked while it was too young to pin (PIN_SETTLE_NS). */
+		int cpu = m->st.cpu;
+
+		if (managed_pin(l, m, cpu) == -EINVAL) {
+			if (m->st.running)
+				l->resched[cpu] = true;
+			sched_dequeue(l->core, &m->st);
+		}
 	} else if (!runnable && m->st.queued) {
 		sched_dequeue(l->core, &m->st);
 	}
@@ -242,8 +276,10 @@ bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t
 {
 	int preempt;
 
+	/* Only what each tick reads (the active list) may be in the core:
+	 * nothing else would ever be charged or demoted. */
 	if (!m->adopted || m->exempt || m->hog || m->st.queued || m->st.running ||
-	    m->tt->state != 'R')
+	    m->tt->state != 'R' || !m->tt->active)
 		return false;
 	return sched_wake(l->core, &m->st, now, &preempt) >= 0;
 }
@@ -260,7 +296,12 @@ static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
 		managed_unboost(l, prev);
 	if (!next)
 		return;
-	managed_pin(l, next, cpu);
+	if (managed_pin(l, next, cpu) == -EINVAL) {
+		/* Not allowed there any more: off the core until it is
+		 * queued anew with its owner's mask, next tick. */
+		sched_dequeue(l->core, &next->st);
+		return;
+	}
 	/* IDLEPRIO work runs SCHED_IDLE; the kernel already prefers anything
 	 * else, so it needs no boost, only to be let run. */
 	if (next->st.class == SCHED_CLASS_IDLEPRIO && !next->st.idle_promoted)
@@ -334,8 +375,8 @@ static void arm_sleepers(struct sched_loop *l)
 	for (size_t i = 0; i < l->nr_armable; i++) {
 		struct managed_task *m = l->armable[i];
 
-		if (l->wake_boosts[m->arm_cpu] < WAKE_BOOST_MAX) {
-			managed_pin(l, m, m->arm_cpu);
+		if (l->wake_boosts[m->arm_cpu] < WAKE_BOOST_MAX &&
+		    managed_pin(l, m, m->arm_cpu) != -EINVAL) {
 			managed_boost(l, m, BOOST_WAKE);
 			l->wake_boosts[m->arm_cpu]++;
 			if (slice_left(&m->st) < l->armed_slice_ns)

@@ -37,6 +37,8 @@ struct enforcer {
  * unknown task gives 0 and *ret = NULL. */
 int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool create,
 		  struct enforce_task **ret, struct task_stat *st);
+/* The record of tid, or NULL; no check of its start time. */
+struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid);
 /* Adds bits to the record's changed set, writing it before the caller
  * changes anything. force writes even when no bit is new. Returns 1 if it
  * wrote: the write took time, so the caller checks the start time again. */

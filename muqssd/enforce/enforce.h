@@ -68,6 +68,9 @@ int enforcer_restore_all(struct enforcer *e);
 /* Why the last -EPERM was returned. */
 enum enforce_refusal enforcer_last_refusal(const struct enforcer *e);
 const char *enforce_refusal_to_string(enum enforce_refusal r);
+/* The CPUs tid's owner allows: the kernel's mask, or while we pin it,
+ * the one recorded (updated if the owner changed it meanwhile). */
+int enforce_owner_affinity(struct enforcer *e, pid_t tid, cpu_set_t *ret);
 /* Whether sched_setattr() takes sched_runtime for normal tasks (6.12+). */
 bool enforce_slice_supported(const struct enforcer *e);
 /* Number of tasks with a live record. */

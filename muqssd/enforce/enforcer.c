@@ -106,7 +106,7 @@ struct enforcer *enforcer_free(struct enforcer *e)
 	return NULL;
 }
 
-static struct enforce_task *task_find(struct enforcer *e, pid_t tid)
+struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid)
 {
 	struct enforce_task *t = e->buckets[(unsigned)tid % ENFORCE_BUCKETS];
 
@@ -173,7 +173,7 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 	if (st->start_time != target->start_time)
 		return -ESRCH;
 
-	t = task_find(e, target->tid);
+	t = enforcer_find(e, target->tid);
 	if (t && (t->rec.start_time != target->start_time || t->rec.tgid != target->tgid)) {
 		/* The tid was reused and we missed the exit: the old record is moot. */
 		(void)state_remove(e->dir_fd, t->rec.tid);
@@ -206,7 +206,7 @@ int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, boo
 
 int enforce_release(struct enforcer *e, const struct enforce_target *target)
 {
-	struct enforce_task *t = task_find(e, target->tid);
+	struct enforce_task *t = enforcer_find(e, target->tid);
 	struct state_record rec;
 	int r, q;
 
@@ -226,7 +226,7 @@ int enforce_release(struct enforcer *e, const struct enforce_target *target)
 
 void enforce_forget(struct enforcer *e, pid_t tid)
 {
-	struct enforce_task *t = task_find(e, tid);
+	struct enforce_task *t = enforcer_find(e, tid);
 
 	if (!t)
 		return;
@@ -256,7 +256,7 @@ int enforcer_restore_all(struct enforcer *e)
 
 int enforce_get_original(const struct enforcer *e, pid_t tid, struct enforce_original *ret)
 {
-	struct enforce_task *t = task_find((struct enforcer *)e, tid);
+	struct enforce_task *t = enforcer_find((struct enforcer *)e, tid);
 
 	if (!t)
 		return -ENOENT;

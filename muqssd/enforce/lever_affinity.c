@@ -7,16 +7,17 @@
 #include "log.h"
 
 /* The owner may have changed the affinity under us (taskset, a runtime).
- * Their new mask is then the one to respect and to restore. */
+ * Their new mask is then the one to respect and to restore. Read just
+ * before each pin, also when not pinned: the record may be older than
+ * the owner's call (taskset right after its exec), and pinning on that
+ * old record would overwrite the owner's mask with no trace. */
 static int adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
 {
 	cpu_set_t cur;
 
-	if (!t->pinned)
-		return 0;
 	if (sched_getaffinity(t->rec.tid, sizeof(cur), &cur) < 0)
 		return -errno;
-	if (CPU_EQUAL(&cur, &t->pinned_to))
+	if (CPU_EQUAL(&cur, t->pinned ? &t->pinned_to : &t->rec.affinity))
 		return 0;
 	log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
 	t->rec.affinity = cur;
@@ -57,6 +58,20 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	return 0;
 }
 
+int enforce_owner_affinity(struct enforcer *e, pid_t tid, cpu_set_t *ret)
+{
+	struct enforce_task *t = enforcer_find(e, tid);
+	int r;
+
+	if (!t || !t->pinned)
+		return sched_getaffinity(tid, sizeof(*ret), ret) < 0 ? -errno : 0;
+	r = adopt_owner_mask(e, t);
+	if (r < 0)
+		return r;
+	*ret = t->rec.affinity;
+	return 0;
+}
+
 int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 {
 	struct enforce_task *t;
@@ -72,5 +87,9 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 	if (sched_setaffinity(t->rec.tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0)
 		return -errno;
 	t->pinned = false;
-	return 0;
+	/* Its mask is its owner's again: a later restore (at exit, or after
+	 * a crash) must not put back one the owner has replaced since. */
+	t->rec.changed &= ~(unsigned)STATE_CHANGED_AFFINITY;
+	r = enforcer_mark(e, t, 0, true);
+	return r < 0 ? r : 0;
 }

@@ -90,7 +90,9 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 	free(proc->exe);
 	proc->exe = NULL;
 	(void)procfs_exe(tgid, &proc->exe);
+	/* It runs: back on the active list now, not at the next sweep. */
 	task->active_ns = now_nsec(CLOCK_MONOTONIC);
+	tracker_set_active(t, task, true);
 	task->exec_event_ns = ev->timestamp_ns;
 	if (t->cb.task_exec)
 		t->cb.task_exec(task, t->userdata);

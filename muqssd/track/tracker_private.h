@@ -69,6 +69,8 @@ bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
 /* How many tasks may keep fds open, from RLIMIT_NOFILE. */
 size_t tracker_fd_budget(void);
 void tracker_close_fds(struct tracker *t, struct tracked_task *task);
+/* Moves task between the active and idle lists. */
+void tracker_set_active(struct tracker *t, struct tracked_task *task, bool active);
 
 /* tracker_scan.c */
 /* Reconciles with /proc. With verify, every known task's stat is reread

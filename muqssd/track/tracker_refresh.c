@@ -189,7 +189,7 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task)
 	return refresh_by_path(t, task, now);
 }
 
-static void set_active(struct tracker *t, struct tracked_task *task, bool active)
+void tracker_set_active(struct tracker *t, struct tracked_task *task, bool active)
 {
 	if (task->active == active)
 		return;
@@ -269,7 +269,7 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 		if (refresh_task(t, task, now_ns, false) < 0)
 			continue;
 		if (now_ns > task->active_ns + TRACKER_IDLE_AFTER_NS)
-			set_active(t, task, false);
+			tracker_set_active(t, task, false);
 	}
 	idle_budget = sweep_allowance(t, now_ns, idle_budget);
 	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle))) {
@@ -280,7 +280,7 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 		TAILQ_REMOVE(&t->idle, task, list_link);
 		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
 		if (probe_idle(t, task, now_ns) > 0)
-			set_active(t, task, true);
+			tracker_set_active(t, task, true);
 		if (end)
 			break;
 	}
