@@ -1,5 +1,8 @@
 /* A CPU hog that counts its work: loops until SIGTERM or the duration ends,
- * then prints how many iterations it did and how much CPU it got. */
+ * then prints how many iterations it did and how much CPU it got.
+ * HOG_UNTIL (CLOCK_MONOTONIC seconds) ends it at that instant instead, so
+ * that hogs of one run count their work over the same window: a hog that
+ * started late does not make up for it after the others have ended. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +31,10 @@ int main(int argc, char **argv)
 {
 	double duration = argc > 1 ? atof(argv[1]) : 10.0;
 	double start = seconds(CLOCK_MONOTONIC);
+	const char *until = getenv("HOG_UNTIL");
+
+	if (until && atof(until) > 0)
+		duration = atof(until) - start;
 	uint64_t iterations = 0;
 
 	signal(SIGTERM, on_signal);

@@ -86,7 +86,9 @@ def run(build, tasks, duration, muqssd=False, daemon_args=(), setup=None):
     with tempfile.TemporaryDirectory(prefix="muqss-bench-") as work:
         fifo = os.path.join(work, "go")
         os.mkfifo(fifo)
-        lines = [f"read _ < {shlex.quote(fifo)}"]
+        # The end of the window, sent at "go": every hog stops then
+        # (bench/load/hog HOG_UNTIL), however late it started.
+        lines = [f"read HOG_UNTIL < {shlex.quote(fifo)}", "export HOG_UNTIL"]
         for name, cmd in tasks:
             out = shlex.quote(os.path.join(work, name + ".out"))
             lines.append(f"timeout -s KILL {duration + 20} {cmd} > {out} 2>&1 & echo $! > {out}.pid")
@@ -98,7 +100,7 @@ def run(build, tasks, duration, muqssd=False, daemon_args=(), setup=None):
             if muqssd:
                 daemon = Daemon(build, root.pid, work, daemon_args)
             with open(fifo, "w") as f:
-                f.write("go\n")
+                f.write(f"{time.monotonic() + duration:.6f}\n")
             pids = {}
             for name, _ in tasks:
                 path = os.path.join(work, name + ".out.pid")
