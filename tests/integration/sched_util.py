@@ -52,6 +52,8 @@ class Scope:
 
     def __init__(self, cmds, limit=60):
         self.tmp = tempfile.mkdtemp(prefix="muqss-test-")
+        # After everything, daemons included, is done with it.
+        atexit.register(shutil.rmtree, self.tmp, True)
         script = "\n".join(f"timeout -s KILL {limit} {c} &" for c in cmds) + "\nwait\n"
         self.root = subprocess.Popen(["timeout", "-s", "KILL", str(limit + 5), "bash", "-c", script],
                                      start_new_session=True)

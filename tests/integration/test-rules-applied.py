@@ -2,7 +2,9 @@
 """A native rule classifies a program at exec, with no pid typed: a hog
 matched by comm runs SCHED_IDLE (IDLEPRIO), and goes back when muqssd stops."""
 
+import atexit
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -17,6 +19,7 @@ def main():
         print("needs root")
         return 77
     tmp = tempfile.mkdtemp(prefix="muqss-rules-")
+    atexit.register(shutil.rmtree, tmp, True)
     rules = os.path.join(tmp, "rules.d")
     os.mkdir(rules)
     with open(os.path.join(rules, "10-test.rules"), "w") as f:
