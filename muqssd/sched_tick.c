@@ -134,6 +134,18 @@ static void become_hog(struct sched_loop *l, struct managed_task *m, bool hog)
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
+/* Pins m to cpu, or, when its owner no longer allows cpu, takes it off
+ * the core: the next tick queues it anew on its owner's mask. */
+static bool pin_or_drop(struct sched_loop *l, struct managed_task *m, int cpu)
+{
+	if (managed_pin(l, m, cpu) != -EINVAL)
+		return true;
+	if (m->st.running)
+		l->resched[cpu] = true;
+	sched_dequeue(l->core, &m->st);
+	return false;
+}
+
 /* The logical CPU a task last ran on (the tracker reports the OS number). */
 static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
 {
@@ -251,22 +263,12 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		int preempt = -1, cpu;
 
 		cpu = sched_wake(l->core, &m->st, now, &preempt);
-		if (cpu >= 0) {
-			if (managed_pin(l, m, cpu) == -EINVAL)
-				sched_dequeue(l->core, &m->st); /* queued anew next tick */
-			else if (preempt >= 0)
-				l->resched[preempt] = true;
-		}
+		if (cpu >= 0 && pin_or_drop(l, m, cpu) && preempt >= 0)
+			l->resched[preempt] = true;
 	} else if (runnable && (m->st.queued || m->st.running) && m->pinned_cpu != m->st.cpu) {
 		/* Queued at its exec, between ticks (sched_loop_queue_now), or
 		 * picked while it was too young to pin (PIN_SETTLE_NS). */
-		int cpu = m->st.cpu;
-
-		if (managed_pin(l, m, cpu) == -EINVAL) {
-			if (m->st.running)
-				l->resched[cpu] = true;
-			sched_dequeue(l->core, &m->st);
-		}
+		(void)pin_or_drop(l, m, m->st.cpu);
 	} else if (!runnable && m->st.queued) {
 		sched_dequeue(l->core, &m->st);
 	}
@@ -296,12 +298,8 @@ static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
 		managed_unboost(l, prev);
 	if (!next)
 		return;
-	if (managed_pin(l, next, cpu) == -EINVAL) {
-		/* Not allowed there any more: off the core until it is
-		 * queued anew with its owner's mask, next tick. */
-		sched_dequeue(l->core, &next->st);
+	if (!pin_or_drop(l, next, cpu))
 		return;
-	}
 	/* IDLEPRIO work runs SCHED_IDLE; the kernel already prefers anything
 	 * else, so it needs no boost, only to be let run. */
 	if (next->st.class == SCHED_CLASS_IDLEPRIO && !next->st.idle_promoted)
