@@ -24,7 +24,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean, scope_changes,  # noqa: E402
-                        snapshot, state_dir_for, task_sched, threads_of)
+                        slice_of, snapshot, state_dir_for, task_sched, threads_of)
 
 ROUNDS = 20
 ALL = set(range(NCPU))
@@ -77,15 +77,6 @@ def wait_started(scope, want):
             return roles
         time.sleep(0.01)
     raise AssertionError(f"the scope did not start: {roles}")
-
-
-def slice_of(tid):
-    """The EEVDF slice (ns) of a thread; None where the kernel shows none."""
-    with open(f"/proc/{tid}/sched") as f:
-        for line in f:
-            if line.startswith("se.slice"):
-                return int(line.split()[-1])
-    return None
 
 
 def policy_of(tid):

@@ -16,24 +16,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
-from sched_util import HOG, NCPU, Daemon, Scope, assert_clean, task_sched  # noqa: E402
+from sched_util import HOG, NCPU, Daemon, Scope, assert_clean, hog_pids, task_sched  # noqa: E402
 import wire  # noqa: E402
 
 SECONDS = 10
 CAP = 70
-
-
-def hogs(scope, arg):
-    out = []
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[0].endswith(b"/hog") and argv[1] == arg.encode():
-            out.append(p)
-    return out
 
 
 def main():
@@ -50,7 +37,7 @@ def main():
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(19))
         d = Daemon(scope.root.pid, scope.tmp)
-        spinners, normal = hogs(scope, "31"), hogs(scope, "29")
+        spinners, normal = hog_pids(scope, "31"), hog_pids(scope, "29")
         assert len(spinners) == 2 and len(normal) == 1, f"hogs: {spinners} {normal}"
         normal = normal[0]
         time.sleep(0.3)

@@ -26,6 +26,31 @@ def task_sched(tid):
     return state, names.get(policy, str(policy)), rtprio, os.sched_getaffinity(tid)
 
 
+def slice_of(tid):
+    """The EEVDF slice (ns) of a thread; None where the kernel shows none.
+    OSError when the thread is gone."""
+    with open(f"/proc/{tid}/sched") as f:
+        for line in f:
+            if line.startswith("se.slice"):
+                return int(line.split()[-1])
+    return None
+
+
+def hog_pids(scope, arg=None):
+    """The scope's bench/load/hog processes (running hog, not a launcher
+    yet to exec it), those started with first argument arg if given."""
+    out = []
+    for p in scope.pids():
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[0].endswith(b"/hog") and (arg is None or argv[1] == arg.encode()):
+            out.append(p)
+    return out
+
+
 def threads_of(pid):
     try:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]

@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import NCPU, Daemon, Scope, assert_clean, threads_of  # noqa: E402
+from sched_util import NCPU, Daemon, Scope, assert_clean, slice_of, threads_of  # noqa: E402
 
 # Spends a little CPU (so muqssd slices it), then forks a sleeper that
 # outlives the daemon's exit.
@@ -18,15 +18,16 @@ FORKER = ("bash -c 'while :; do x=0; for i in $(seq 2000); do x=$((x+i)); done; 
           "sleep 0.8 & sleep 0.05; done'")
 
 
-def slice_of(tid):
-    try:
-        with open(f"/proc/{tid}/sched") as f:
-            for line in f:
-                if line.startswith("se.slice"):
-                    return int(line.split()[-1])
-    except OSError:
-        pass
-    return None
+def slices(scope):
+    """Every live thread of the scope and its slice."""
+    out = {}
+    for p in scope.pids():
+        for t in threads_of(p):
+            try:
+                out[t] = slice_of(t)
+            except OSError:
+                pass
+    return out
 
 
 def main():
@@ -41,14 +42,14 @@ def main():
         want = slice_of(scope.root.pid)
         d = Daemon(scope.root.pid, scope.tmp)
         time.sleep(3)
-        during = {t: slice_of(t) for p in scope.pids() for t in threads_of(p)}
+        during = slices(scope)
         ours = [t for t, s in during.items() if s not in (None, want)]
         print(f"while managed: {len(ours)} of {len(during)} threads have another slice "
               f"than the root's {want} ns")
         assert ours, "muqssd never set a slice: the test shows nothing"
         d.kill(signal.SIGTERM)
         assert d.proc.returncode == 0, f"muqssd exited {d.proc.returncode}"
-        left = {t: slice_of(t) for p in scope.pids() for t in threads_of(p)}
+        left = slices(scope)
         bad = {t: s for t, s in left.items() if s not in (None, want)}
         # Children born while it ran are among them: the sleeps live 0.8 s.
         print(f"after exit: {len(left)} threads, {len(bad)} with another slice")

@@ -11,22 +11,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, Daemon, Scope, assert_clean, task_sched  # noqa: E402
+from sched_util import HOG, Daemon, Scope, assert_clean, hog_pids, task_sched  # noqa: E402
 
 SECONDS = 16
 ISO_ARG = str(SECONDS + 1)  # tells the ISO hog from the others
-
-
-def find_iso(scope):
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[0].endswith(b"/hog") and argv[1].decode() == ISO_ARG:
-            return p
-    return None
 
 
 def main():
@@ -38,7 +26,7 @@ def main():
     try:
         d = Daemon(scope.root.pid, scope.tmp)
         d.ctl("set", "iso_reading", "per-cpu")
-        iso = find_iso(scope)
+        iso = next(iter(hog_pids(scope, ISO_ARG)), None)
         assert iso, "no ISO hog found"
         d.ctl("iso", str(iso))
         start = time.monotonic()

@@ -11,21 +11,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, NCPU, Daemon, Scope, assert_clean, threads_of  # noqa: E402
+from sched_util import HOG, NCPU, Daemon, Scope, assert_clean, hog_pids, threads_of  # noqa: E402
 
 N = 8
-
-
-def hogs(scope):
-    out = []
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/comm") as f:
-                if f.read().strip() == "hog":
-                    out.append(p)
-        except OSError:
-            pass
-    return out
 
 
 def main():
@@ -43,7 +31,7 @@ def main():
     try:
         d = Daemon(scope.root.pid, scope.tmp)
         time.sleep(1 + 0.1 * N + 1.5)
-        running = hogs(scope)
+        running = hog_pids(scope)
         assert len(running) == N, (f"expected {N} hogs, found {len(running)}: " +
                                    str([(p, open(f"/proc/{p}/comm").read().strip()) for p in scope.pids()
                                         if os.path.exists(f"/proc/{p}")]))
