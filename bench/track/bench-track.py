@@ -213,6 +213,25 @@ def storm():
         r.close()
 
 
+def exec_latencies(log, marker, end_key):
+    """Sorted us from each exec event (event_ns) to end_key, read from
+    the debug lines of TMP/log that carry marker."""
+    lat = []
+    for line in open(os.path.join(TMP, log)):
+        if marker in line and "event_ns=" in line:
+            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
+            lat.append((int(f[end_key]) - int(f["event_ns"])) / 1000)
+    return sorted(lat)
+
+
+def print_latencies(label, lat):
+    if not lat:
+        print(f"{label}: no timed lines in the log", flush=True)
+        return
+    print(f"{label} over {len(lat)} execs (1 serial spawner): median {statistics.median(lat):.0f} us, "
+          f"p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, max {lat[-1]:.0f} us", flush=True)
+
+
 def reaction():
     r = Run("--debug")
     try:
@@ -222,15 +241,7 @@ def reaction():
         r.stats()
     finally:
         r.close()
-    lat = []
-    for line in open(os.path.join(TMP, "bench.log")):
-        if "exec tid=" in line and "event_ns=" in line:
-            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
-            lat.append((int(f["table_ns"]) - int(f["event_ns"])) / 1000)
-    lat.sort()
-    if lat:
-        print(f"reaction over {len(lat)} execs (1 serial spawner): median {statistics.median(lat):.0f} us, "
-              f"p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, max {lat[-1]:.0f} us", flush=True)
+    print_latencies("reaction", exec_latencies("bench.log", "exec tid=", "table_ns"))
 
 
 def reaction_daemon():
@@ -243,18 +254,7 @@ def reaction_daemon():
         time.sleep(0.5)
     finally:
         r.close()
-    lat = []
-    for line in open(os.path.join(TMP, "muqssd.log")):
-        if "queued tid=" in line and "event_ns=" in line:
-            f = dict(w.split("=", 1) for w in line.split() if "=" in w)
-            lat.append((int(f["queued_ns"]) - int(f["event_ns"])) / 1000)
-    lat.sort()
-    if lat:
-        print(f"muqssd, exec to queued over {len(lat)} execs (1 serial spawner): median "
-              f"{statistics.median(lat):.0f} us, p99 {lat[int(len(lat) * 0.99) - 1]:.0f} us, "
-              f"max {lat[-1]:.0f} us", flush=True)
-    else:
-        print("muqssd, exec to queued: no queued lines in its log", flush=True)
+    print_latencies("muqssd, exec to queued", exec_latencies("muqssd.log", "queued tid=", "queued_ns"))
 
 
 if __name__ == "__main__":
