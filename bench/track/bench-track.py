@@ -74,9 +74,9 @@ class Run:
         rest = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
         return (int(rest[11]) + int(rest[12])) / HZ
 
-    def rss_kb(self):
+    def rss_kb(self, field="VmRSS"):
         for line in open(f"/proc/{self.pid}/status"):
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
 
     def stats(self):
@@ -184,11 +184,15 @@ def daemon_idle(threads_per_proc):
         c0, t0 = r.cpu(), time.time()
         time.sleep(DURATION)
         c1, t1 = r.cpu(), time.time()
+        # RSS before the dump: the dump is the bench's, not the daemon's work.
+        rss = {f: r.rss_kb(f) / 1024 for f in ("VmRSS", "RssAnon", "RssFile")}
         s = r.stats()
         pct = 100 * (c1 - c0) / (t1 - t0)
         print(f"muqssd, {100 * threads_per_proc} sleeping threads + 4 hogs ({s['count']} tracked, "
               f"{s['active']} active): "
-              f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {r.rss_kb() / 1024:.1f} MiB, "
+              f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {rss['VmRSS']:.1f} MiB "
+              f"(anon {rss['RssAnon']:.1f}, file {rss['RssFile']:.1f}; "
+              f"{r.rss_kb() / 1024:.1f} after the dump), "
               f"load {os.getloadavg()[0]:.1f}", flush=True)
     finally:
         r.close()
