@@ -66,8 +66,8 @@ uint64_t daemon_cpu_usec(void);
 /* Tracking (daemon_track.c). */
 int daemon_track_start(struct daemon *d);
 void daemon_track_stop(struct daemon *d);
-/* Appends one object per tracked task to array. */
-int daemon_dump_tasks(struct daemon *d, cJSON *array);
+/* Passes one object per tracked task to fn, as tracker_dump_each() does. */
+int daemon_dump_tasks(struct daemon *d, int (*fn)(cJSON *task, void *ctx), void *ctx);
 
 /* Scheduling and enforcement (daemon_sched.c). */
 int daemon_sched_start(struct daemon *d);

@@ -12,9 +12,9 @@ static int ctl_status(void *userdata, cJSON *obj)
 	return daemon_status_json(userdata, obj);
 }
 
-static int ctl_dump_tasks(void *userdata, cJSON *array)
+static int ctl_dump_tasks(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx)
 {
-	return daemon_dump_tasks(userdata, array);
+	return daemon_dump_tasks(userdata, emit, ctx);
 }
 
 static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)

@@ -6,11 +6,13 @@
  * creating state_dir (0755) if needed. The file holds one object:
  *   { "dump_seq": n, "polling": bool, "events": n,
  *     "lost_event_recoveries": n, "count": n, "tasks": [ {...}, ... ] }
- * with the task objects of tracker_dump_json(). Tests use it. */
+ * with the task objects of tracker_dump_each(), written one at a time as
+ * they are built. Tests use it. */
 #include "daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,13 +69,21 @@ static int mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
+/* A failed stdio write leaves the write(2) errno; EIO if it left none. */
+static int stream_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
 /* Relative to the directory fd, with O_EXCL|O_NOFOLLOW on a fresh temp
- * name: a symlink planted at either name is replaced, never written through. */
-static int write_atomic(const char *dir, const char *name, const char *text)
+ * name: a symlink planted at either name is replaced, never written through.
+ * write_fn fills the file through stdio; on any error the temp file goes. */
+static int write_atomic(const char *dir, const char *name,
+			int (*write_fn)(FILE *f, void *ctx), void *ctx)
 {
 	char tmp[256];
-	size_t len = strlen(text);
 	int dir_fd, fd, r = 0;
+	FILE *f;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -90,21 +100,21 @@ static int write_atomic(const char *dir, const char *name, const char *text)
 		r = -errno;
 		goto out;
 	}
-	for (size_t off = 0; off < len;) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (close(fd) < 0 && r == 0)
+	f = fdopen(fd, "w");
+	if (!f) {
 		r = -errno;
+		close(fd);
+		goto fail;
+	}
+	r = write_fn(f, ctx);
+	if (r == 0 && ferror(f))
+		r = -EIO;
+	/* fclose flushes the buffered tail: its error counts as a write's. */
+	if (fclose(f) != 0 && r == 0)
+		r = stream_errno();
 	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = -errno;
+fail:
 	if (r < 0)
 		(void)unlinkat(dir_fd, tmp, 0);
 out:
@@ -112,41 +122,62 @@ out:
 	return r;
 }
 
+struct dump_ctx {
+	struct daemon *d;
+	uint64_t seq;
+	FILE *f;
+	bool first;
+};
+
+static int dump_task(cJSON *task, void *ctx)
+{
+	struct dump_ctx *c = ctx;
+	char *text = cJSON_PrintUnformatted(task);
+	int r = 0;
+
+	if (!text)
+		return -ENOMEM;
+	if ((!c->first && fputc(',', c->f) == EOF) || fputs(text, c->f) == EOF)
+		r = stream_errno();
+	c->first = false;
+	cJSON_free(text);
+	return r;
+}
+
+/* The header, then each task as it is built: never a tree of all tasks. */
+static int dump_write(FILE *f, void *ctx)
+{
+	struct dump_ctx *c = ctx;
+	struct daemon *d = c->d;
+	int r;
+
+	c->f = f;
+	c->first = true;
+	if (fprintf(f, "{\"dump_seq\":%" PRIu64 ",\"polling\":%s,\"events\":%" PRIu64
+		       ",\"lost_event_recoveries\":%" PRIu64 ",\"count\":%zu,\"tasks\":[",
+		    c->seq, tracker_polling(d->tracker) ? "true" : "false",
+		    tracker_events(d->tracker), d->counters.lost_event_recoveries,
+		    tracker_count(d->tracker)) < 0)
+		return stream_errno();
+	r = daemon_dump_tasks(d, dump_task, c);
+	if (r < 0)
+		return r;
+	if (fputs("]}", f) == EOF)
+		return stream_errno();
+	return 0;
+}
+
 static int dump_to_state_dir(struct daemon *d)
 {
-	cJSON *root, *tasks;
-	char *text = NULL;
+	struct dump_ctx c = { .d = d, .seq = ++dump_seq };
 	int r;
 
 	(void)tracker_flush(d->tracker);
-	root = cJSON_CreateObject();
-	tasks = root ? cJSON_AddArrayToObject(root, "tasks") : NULL;
-	if (!tasks) {
-		r = -ENOMEM;
-		goto out;
-	}
-	cJSON_AddNumberToObject(root, "dump_seq", (double)++dump_seq);
-	cJSON_AddBoolToObject(root, "polling", tracker_polling(d->tracker));
-	cJSON_AddNumberToObject(root, "events", (double)tracker_events(d->tracker));
-	cJSON_AddNumberToObject(root, "lost_event_recoveries",
-				(double)d->counters.lost_event_recoveries);
-	cJSON_AddNumberToObject(root, "count", (double)tracker_count(d->tracker));
-	r = daemon_dump_tasks(d, tasks);
-	if (r < 0)
-		goto out;
-	text = cJSON_PrintUnformatted(root);
-	if (!text) {
-		r = -ENOMEM;
-		goto out;
-	}
 	r = mkdir_parents(d->config.state_dir, 0755);
 	if (r >= 0)
-		r = write_atomic(d->config.state_dir, "tasks.json", text);
-out:
+		r = write_atomic(d->config.state_dir, "tasks.json", dump_write, &c);
 	if (r < 0)
 		log_warning_errno(r, "cannot write %s/tasks.json, ignoring: %m", d->config.state_dir);
-	free(text);
-	cJSON_Delete(root);
 	return r;
 }
 
@@ -187,9 +218,9 @@ void daemon_track_stop(struct daemon *d)
 	d->tracker = tracker_free(d->tracker);
 }
 
-int daemon_dump_tasks(struct daemon *d, cJSON *array)
+int daemon_dump_tasks(struct daemon *d, int (*fn)(cJSON *task, void *ctx), void *ctx)
 {
 	if (!d->tracker)
 		return 0;
-	return tracker_dump_json(d->tracker, array);
+	return tracker_dump_each(d->tracker, fn, ctx);
 }

@@ -20,7 +20,9 @@ enum control_class {
 
 struct control_ops {
 	int (*status)(void *userdata, cJSON *obj);
-	int (*dump_tasks)(void *userdata, cJSON *array);
+	/* Calls emit once per task with an object emit must not keep; stops
+	 * at emit's first negative return and returns it. */
+	int (*dump_tasks)(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx);
 	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
 	/* Called after authorization; writes a reason into err on failure. */
 	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum control_class class,

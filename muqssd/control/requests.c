@@ -262,49 +262,76 @@ static int reply_item(struct control_client *c, cJSON *item, const char *split)
 	return r;
 }
 
+struct list_ctx {
+	struct control_client *c;
+	const char *split;
+	int n;
+};
+
+/* Sends one list item. A full output buffer stops the list (the client is
+ * dropped); an item that cannot be sent is skipped, and not counted. */
+static int list_emit(cJSON *item, void *ctx)
+{
+	struct list_ctx *l = ctx;
+	int r = reply_item(l->c, item, l->split);
+
+	if (r == -ENOBUFS)
+		return r;
+	if (r < 0)
+		log_warning_errno(r, "cannot send a list item: %m, ignoring");
+	else
+		l->n++;
+	return 0;
+}
+
+/* Queues hold only queued tasks, so they are built whole, then sent. */
+static int list_queues(struct control_client *c, int cpu, struct list_ctx *l)
+{
+	struct control_server *s = c->server;
+	cJSON *array = cJSON_CreateArray(), *item;
+	int r;
+
+	if (!array)
+		return -ENOMEM;
+	r = s->ops.dump_queues(s->userdata, cpu, array);
+	for (item = array->child; r >= 0 && item; item = item->next)
+		r = list_emit(item, l);
+	cJSON_Delete(array);
+	return r;
+}
+
 static void handle_list(struct control_client *c, uint16_t type, const cJSON *req)
 {
 	struct control_server *s = c->server;
-	const char *split = NULL;
-	cJSON *array = cJSON_CreateArray(), *item, *end;
+	struct list_ctx l = { .c = c };
+	cJSON *end;
 	long cpu = -1;
-	int r, n = 0;
+	int r;
 
-	if (!array) {
-		reply_errno(c, -ENOMEM, "list");
-		return;
-	}
 	if (type == MUQSS_MSG_QUEUES) {
 		if (!get_int(req, "cpu", -1, 1 << 20, &cpu)) {
 			(void)client_reply_error(c, EINVAL, "cpu must be a CPU number");
-			goto out;
+			return;
 		}
-		split = "queue";
-		r = s->ops.dump_queues(s->userdata, (int)cpu, array);
+		l.split = "queue";
+		r = list_queues(c, (int)cpu, &l);
 	} else {
-		r = s->ops.dump_tasks(s->userdata, array);
+		/* Tasks stream: one object exists at a time, whatever their number. */
+		r = s->ops.dump_tasks(s->userdata, list_emit, &l);
 	}
+	if (c->dead)
+		return; /* output overflowed: nothing more can be sent */
 	if (r < 0) {
+		/* Items may have gone out already: ERROR still ends the reply. */
 		reply_errno(c, r, type == MUQSS_MSG_QUEUES ? "queues" : "tasks");
-		goto out;
-	}
-	cJSON_ArrayForEach(item, array) {
-		r = reply_item(c, item, split);
-		if (r == -ENOBUFS)
-			goto out;
-		if (r < 0)
-			log_warning_errno(r, "cannot send a list item: %m, ignoring");
-		else
-			n++;
+		return;
 	}
 	end = cJSON_CreateObject();
-	if (end && cJSON_AddNumberToObject(end, "count", n))
+	if (end && cJSON_AddNumberToObject(end, "count", l.n))
 		(void)client_reply(c, MUQSS_MSG_END, end);
 	else
 		c->closing = true; /* an unterminated list must not look complete */
 	cJSON_Delete(end);
-out:
-	cJSON_Delete(array);
 }
 
 void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body)

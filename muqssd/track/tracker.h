@@ -163,7 +163,10 @@ bool tracker_polling(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
 int tracker_rescan(struct tracker *t);
 
-/* Appends one object per task: tid, tgid, ppid, uid, euid, gid, comm, exe,
+/* Builds one object per task: tid, tgid, ppid, uid, euid, gid, comm, exe,
  * state, nice, policy, rt_priority, last_cpu, start_time, cpu_ns, wait_ns,
- * active. Returns 0 or -ENOMEM. */
-int tracker_dump_json(struct tracker *t, cJSON *array);
+ * active; passes it to fn, then deletes it (fn must not keep it). Only one
+ * object exists at a time, so a dump costs no memory per task. fn may not
+ * remove tasks. Stops at fn's first negative return and returns it; else
+ * 0, or -ENOMEM. */
+int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void *ctx);

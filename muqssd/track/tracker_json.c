@@ -3,16 +3,13 @@
 
 #include <errno.h>
 
-
-static int task_json(const struct tracked_task *task, cJSON *array)
+static cJSON *task_json(const struct tracked_task *task)
 {
 	char state[2] = { task->state, '\0' };
 	cJSON *o = cJSON_CreateObject();
 
-	if (!o || !cJSON_AddItemToArray(array, o)) {
-		cJSON_Delete(o);
-		return -ENOMEM;
-	}
+	if (!o)
+		return NULL;
 	if (!cJSON_AddNumberToObject(o, "tid", task->tid) ||
 	    !cJSON_AddNumberToObject(o, "tgid", task->tgid) ||
 	    !cJSON_AddNumberToObject(o, "ppid", task->ppid) ||
@@ -30,19 +27,31 @@ static int task_json(const struct tracked_task *task, cJSON *array)
 	    !cJSON_AddNumberToObject(o, "start_time", (double)task->start_time) ||
 	    !cJSON_AddNumberToObject(o, "cpu_ns", (double)task->cpu_ns) ||
 	    !cJSON_AddNumberToObject(o, "wait_ns", (double)task->wait_ns) ||
-	    !cJSON_AddBoolToObject(o, "active", task->active))
-		return -ENOMEM;
-	return 0;
+	    !cJSON_AddBoolToObject(o, "active", task->active)) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
 }
 
-int tracker_dump_json(struct tracker *t, cJSON *array)
+/* One object at a time: a tree of every task costs some 2 KiB a task in
+ * small allocations, and under mlockall() that heap may never go back. */
+int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void *ctx)
 {
 	struct task_list *lists[] = { &t->active, &t->idle };
 	struct tracked_task *task;
 
 	for (size_t i = 0; i < 2; i++)
-		TAILQ_FOREACH(task, lists[i], list_link)
-			if (task_json(task, array) < 0)
+		TAILQ_FOREACH(task, lists[i], list_link) {
+			cJSON *o = task_json(task);
+			int r;
+
+			if (!o)
 				return -ENOMEM;
+			r = fn(o, ctx);
+			cJSON_Delete(o);
+			if (r < 0)
+				return r;
+		}
 	return 0;
 }

@@ -29,8 +29,23 @@ static int fake_status(void *u, cJSON *o)
 	return cJSON_AddStringToObject(o, "version", "test") ? 0 : -ENOMEM;
 }
 
-static int fake_tasks(void *u, cJSON *a)
+static int task_count, tasks_built;
+
+/* Like the tracker: one object at a time, gone once emit returns. */
+static int fake_tasks(void *u, int (*emit)(cJSON *task, void *ctx), void *ctx)
 {
+	for (int i = 0; i < task_count; i++) {
+		cJSON *o = cJSON_CreateObject();
+		int r;
+
+		check(o && cJSON_AddNumberToObject(o, "tid", i) &&
+		      cJSON_AddStringToObject(o, "comm", "a-rather-long-comm"));
+		tasks_built++;
+		r = emit(o, ctx);
+		cJSON_Delete(o);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -249,6 +264,30 @@ int main(void)
 		check(entries == 2 * queue_len && items > 2);
 	}
 	queue_len = 3;
+
+	/* Tasks stream, one ITEM per task, in order, then END with the count. */
+	task_count = 5;
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	for (int i = 0; i < task_count; i++) {
+		char tid[32];
+
+		snprintf(tid, sizeof(tid), "\"tid\":%d,", i);
+		expect(good, MUQSS_MSG_ITEM, tid);
+	}
+	expect(good, MUQSS_MSG_END, "\"count\":5");
+
+	/* More tasks than fit in a client's output: the dump stops at the
+	 * first item that does not fit, and that client alone is dropped. */
+	quiet = hello();
+	task_count = 200000;
+	tasks_built = 0;
+	send_frame(quiet, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	spin(3);
+	check(tasks_built > 0 && tasks_built < task_count);
+	expect_closed(quiet);
+	task_count = 0;
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	expect(good, MUQSS_MSG_END, "\"count\":0");
 
 	/* A client that sends and never reads: the loop goes on, others are
 	 * served, and it is dropped after the idle timeout. */

@@ -26,14 +26,18 @@ static int fake_status(void *u, cJSON *o)
 	return cJSON_AddStringToObject(o, "version", "fuzz") ? 0 : -ENOMEM;
 }
 
-static int fake_tasks(void *u, cJSON *a)
+static int fake_tasks(void *u, int (*emit)(cJSON *task, void *ctx), void *ctx)
 {
 	cJSON *e = cJSON_CreateObject();
+	int r;
 
-	if (!e)
+	if (!e || !cJSON_AddNumberToObject(e, "tid", 1)) {
+		cJSON_Delete(e);
 		return -ENOMEM;
-	cJSON_AddItemToArray(a, e);
-	return cJSON_AddNumberToObject(e, "tid", 1) ? 0 : -ENOMEM;
+	}
+	r = emit(e, ctx);
+	cJSON_Delete(e);
+	return r;
 }
 
 static int fake_queues(void *u, int cpu, cJSON *a)
