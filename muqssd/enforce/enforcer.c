@@ -9,6 +9,7 @@
 #include "log.h"
 #include "sched_attr.h"
 #include "state_dir.h"
+#include "time_util.h"
 
 const char *enforce_refusal_to_string(enum enforce_refusal r)
 {
@@ -141,6 +142,7 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
 	t->rec.tid = target->tid;
 	t->rec.tgid = target->tgid;
 	t->rec.start_time = target->start_time;
+	t->rec.created_ns = now_nsec(CLOCK_BOOTTIME);
 	t->rec.policy = (int)a.sched_policy;
 	t->rec.nice = a.sched_nice;
 	t->rec.reset_on_fork = a.sched_flags & SCHED_FLAG_RESET_ON_FORK;

@@ -3,14 +3,13 @@
  * A task forked (or a thread cloned) while we had pinned its parent, made
  * it SCHED_IDLE or given it an EEVDF slice inherits that, and if we died
  * before we saw the fork, no record names it. So a record also speaks for
- * the offspring of its task: those born after the record was last
+ * the offspring of its task: those born after the record was first
  * written, of the same uid, that still carry exactly the pin, SCHED_IDLE
  * or slice we set get the parent's own settings back. All records are
  * restored first, so a child's own record (which may hold the inherited
  * pin as "original") cannot undo that.
- * Limits: a child born between the pin and a later write of the record is
- * missed (the live daemon gives it back when it sees the fork), and one
- * its owner pinned to the very CPU we pinned the parent to is widened. */
+ * Limit: a child its owner pinned to the very CPU we pinned the parent to
+ * is widened. */
 #include "restore.h"
 
 #include <dirent.h>
@@ -79,15 +78,21 @@ static int read_uids(pid_t tgid, pid_t tid, char *buf, size_t size)
 	return 0;
 }
 
-/* The record file's mtime, as a /proc start time (boot-time clock ticks).
- * A record is written before the first change, so anything that started
- * earlier did not inherit it. */
-static uint64_t written_at_ticks(int dir_fd, const char *name)
+/* When the record was first written, as a /proc start time (boot-time
+ * clock ticks): it is written before our first change, so anything that
+ * started earlier did not inherit one. An older muqssd's record has only
+ * its mtime, its last write: a child born between the first change and
+ * that write is missed. */
+static uint64_t written_at_ticks(int dir_fd, const char *name, const struct state_record *rec)
 {
 	struct timespec real, boot;
 	struct stat st;
 	int64_t ns, tick_ns = 1000000000LL / sysconf(_SC_CLK_TCK);
 
+	if (rec->created_ns) {
+		ns = (int64_t)(rec->created_ns / (uint64_t)tick_ns) - INHERIT_SLACK_TICKS;
+		return ns > 0 ? (uint64_t)ns : 0;
+	}
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
 		return UINT64_MAX; /* unknown: repair nothing */
@@ -129,7 +134,7 @@ static int inherit_note(struct restore_ctx *c, int dir_fd, const char *name,
 	}
 	if (!f.pinned && !f.idled && !f.sliced)
 		return 0;
-	f.since = written_at_ticks(dir_fd, name);
+	f.since = written_at_ticks(dir_fd, name, rec);
 	if (c->n_inherit == c->cap_inherit) {
 		size_t cap = c->cap_inherit ? 2 * c->cap_inherit : 16;
 		struct inherit *p = realloc(c->inherit, cap * sizeof(*p));

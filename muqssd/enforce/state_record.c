@@ -95,11 +95,12 @@ int state_record_encode(const struct state_record *r, char *buf, size_t size)
 		     "affinity=%s\n"
 		     "changed=%u\n"
 		     "stopped=%d\n"
-		     "boosted=%d\n",
+		     "boosted=%d\n"
+		     "created_ns=%llu\n",
 		     STATE_RECORD_VERSION, (int)r->tid, (int)r->tgid,
 		     (unsigned long long)r->start_time, r->policy, r->priority, r->nice,
 		     r->reset_on_fork, (unsigned long long)r->slice_ns, cpus, r->changed,
-		     r->stopped, r->boosted);
+		     r->stopped, r->boosted, (unsigned long long)r->created_ns);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOBUFS;
 	return n;
@@ -177,6 +178,11 @@ static int decode_line(char *key, const char *v, struct state_record *r, unsigne
 	if (!strcmp(key, "reset_on_fork")) {
 		k = parse_int(v, 0, 1, &i);
 		r->reset_on_fork = i;
+		return k;
+	}
+	if (!strcmp(key, "created_ns")) {
+		k = parse_ull(v, UINT64_MAX, &u);
+		r->created_ns = u;
 		return k;
 	}
 	if (!strcmp(key, "slice_ns")) {

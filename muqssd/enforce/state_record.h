@@ -26,6 +26,11 @@ struct state_record {
 	uint64_t slice_ns;
 	cpu_set_t affinity;
 
+	/* CLOCK_BOOTTIME ns of the record's first write, before our first
+	 * change: nothing that started earlier inherited one. 0 in records
+	 * of an older muqssd. */
+	uint64_t created_ns;
+
 	unsigned changed; /* STATE_CHANGED_* */
 	bool stopped;	  /* SIGSTOPped by us at least once: SIGCONT on restore */
 	bool boosted;	  /* boosted at least once (sticky: a boost costs no write) */
