@@ -184,7 +184,7 @@ static void release(struct sched_loop *l, struct managed_task *m, bool gone)
 	int cpu = m->st.running ? m->st.cpu : -1;
 
 	if (m->adopted)
-		sched_dequeue(l->core, &m->st);
+		sched_task_done(l->core, &m->st);
 	if (cpu >= 0)
 		l->resched[cpu] = true;
 	if (m->on_idle_list)

@@ -37,15 +37,19 @@ void managed_unboost(struct sched_loop *l, struct managed_task *m)
 void managed_read_allowed(struct sched_loop *l, struct managed_task *m)
 {
 	const struct topology *topo = sched_topology(l->core);
+	struct cpumask allowed;
 	cpu_set_t set;
 
-	cpumask_fill(&m->st.allowed, l->nr_cpus);
-	if (enforce_owner_affinity(l->enf, m->target.tid, &set) < 0)
-		return;
-	cpumask_zero(&m->st.allowed);
-	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
-		if (CPU_ISSET(topology_os_index(topo, cpu), &set))
-			cpumask_set(&m->st.allowed, cpu);
+	cpumask_fill(&allowed, l->nr_cpus);
+	if (enforce_owner_affinity(l->enf, m->target.tid, &set) == 0) {
+		cpumask_zero(&allowed);
+		for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+			if (CPU_ISSET(topology_os_index(topo, cpu), &set))
+				cpumask_set(&allowed, cpu);
+	}
+	/* An owner's mask with none of our CPUs: the task stays where it
+	 * was, and the pin there fails and takes it off the core. */
+	(void)sched_set_allowed(l->core, &m->st, &allowed);
 }
 
 int managed_pin(struct sched_loop *l, struct managed_task *m, int cpu)
@@ -154,13 +158,13 @@ static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
 	return l->os_to_cpu[tt->last_cpu];
 }
 
-/* The one CPU a mask allows, or -1 if it allows several (or none). */
-static int only_cpu(const struct sched_loop *l, const struct cpumask *allowed)
+/* The one CPU a task may use, or -1 if it may use several (or none). */
+static int only_cpu(const struct sched_loop *l, const struct sched_task *st)
 {
 	int only = -1;
 
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
-		if (!cpumask_test(allowed, cpu))
+		if (!sched_task_allows(st, cpu))
 			continue;
 		if (only >= 0)
 			return -1;
@@ -249,7 +253,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	}
 	if (m->hog) {
 		if (runnable) {
-			int only = only_cpu(l, &m->st.allowed);
+			int only = only_cpu(l, &m->st);
 
 			l->hogs[hog_cpu(l, tt)]++;
 			if (only >= 0)
@@ -398,7 +402,7 @@ static bool cpus_all_busy(struct sched_loop *l, const struct managed_task *m)
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
 		struct sched_task *curr;
 
-		if (!cpumask_test(&m->st.allowed, cpu) || l->pinned_hogs[cpu])
+		if (!sched_task_allows(&m->st, cpu) || l->pinned_hogs[cpu])
 			continue;
 		curr = sched_running(l->core, cpu);
 		if (!curr || curr->class == SCHED_CLASS_IDLEPRIO)

@@ -1,4 +1,4 @@
-/* Fixed-size CPU bitmap; the core never allocates per-task masks. */
+/* Fixed-size CPU bitmap. Tasks share them (sched_mask.c). */
 #ifndef MUQSS_CORE_CPUMASK_H
 #define MUQSS_CORE_CPUMASK_H
 

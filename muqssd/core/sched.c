@@ -79,6 +79,7 @@ void sched_free(struct sched *s)
 	if (!s)
 		return;
 	topology_free(s->topo);
+	sched_masks_free(s);
 	free(s->rqs);
 	free(s);
 }
@@ -124,7 +125,6 @@ void sched_task_init(struct sched *s, struct sched_task *t, uint64_t id, uint64_
 		.cpu = -1,
 		.last_cpu = 0,
 	};
-	cpumask_fill(&t->allowed, s->nr_cpus);
 	skiplist_node_init(&t->node);
 	deadline_refill(&t->dl, 0, s->cfg.rr_interval_ms, now);
 	t->key = t->dl.deadline;
@@ -132,7 +132,7 @@ void sched_task_init(struct sched *s, struct sched_task *t, uint64_t id, uint64_
 
 int sched_enqueue(struct sched *s, struct sched_task *t, int cpu, uint64_t now)
 {
-	if (cpu < 0 || cpu >= s->nr_cpus || !cpumask_test(&t->allowed, cpu))
+	if (cpu < 0 || cpu >= s->nr_cpus || !sched_task_allows(t, cpu))
 		return -EINVAL;
 	if (t->queued || t->running)
 		return -EBUSY;
@@ -151,6 +151,13 @@ void sched_dequeue(struct sched *s, struct sched_task *t)
 	t->cpu = -1;
 }
 
+void sched_task_done(struct sched *s, struct sched_task *t)
+{
+	sched_dequeue(s, t);
+	sched_mask_put(s, t->allowed);
+	t->allowed = NULL;
+}
+
 int sched_fork(struct sched *s, struct sched_task *parent, struct sched_task *child,
 	       uint64_t child_id, uint64_t now)
 {
@@ -161,6 +168,7 @@ int sched_fork(struct sched *s, struct sched_task *parent, struct sched_task *ch
 	child->nice = parent->nice;
 	child->rt_priority = parent->rt_priority;
 	child->allowed = parent->allowed;
+	sched_mask_ref(child->allowed);
 	child->last_cpu = parent->cpu >= 0 ? parent->cpu : parent->last_cpu;
 	expired = deadline_fork(&parent->dl, &child->dl, parent->nice,
 				s->cfg.rr_interval_ms, now);
@@ -204,13 +212,19 @@ void sched_set_idle_promoted(struct sched *s, struct sched_task *t, bool promote
 
 int sched_set_allowed(struct sched *s, struct sched_task *t, const struct cpumask *mask)
 {
+	const struct cpumask *shared;
 	bool any = false;
+	int r;
 
 	for (int i = 0; i < s->nr_cpus && !any; i++)
 		any = cpumask_test(mask, i);
 	if (!any)
 		return -EINVAL;
-	t->allowed = *mask;
+	r = sched_mask_get(s, mask, &shared);
+	if (r < 0)
+		return r;
+	sched_mask_put(s, t->allowed);
+	t->allowed = shared;
 	if (t->queued && !cpumask_test(mask, t->cpu)) {
 		runqueue_remove(&s->rqs[t->cpu], t);
 		runqueue_insert(s, &s->rqs[sched_select_cpu(s, t)], t);

@@ -50,7 +50,8 @@ int sched_config_check(const struct sched_config *cfg);
 /* Creates a scheduler for @topo (read once, not kept); 0 or -errno. Caller frees. */
 int sched_new(struct sched **out, hwloc_topology_t topo, const struct sched_config *cfg);
 
-/* Frees @s (NULL is fine). Tasks are the caller's and are left untouched. */
+/* Frees @s (NULL is fine), with the allowed masks its tasks point at.
+ * Tasks are the caller's and are left untouched. */
 void sched_free(struct sched *s);
 
 /* Applies new tunables; a changed tick or iso_mode resets ISO accounting. 0 or -EINVAL. */
@@ -67,6 +68,11 @@ int sched_nr_cpus(const struct sched *s);
 
 /* Sets @t up as a NORMAL nice 0 task allowed everywhere, with a fresh slice. */
 void sched_task_init(struct sched *s, struct sched_task *t, uint64_t id, uint64_t now);
+
+/* Takes @t off the core for good (an exit): off its queue or CPU, and
+ * its hold on a shared allowed mask dropped. sched_task_init() may
+ * reuse it after. */
+void sched_task_done(struct sched *s, struct sched_task *t);
 
 /* Puts a runnable @t on @cpu's queue. 0, -EINVAL (bad or disallowed cpu), -EBUSY (already on). */
 int sched_enqueue(struct sched *s, struct sched_task *t, int cpu, uint64_t now);
@@ -112,7 +118,8 @@ int sched_set_class(struct sched *s, struct sched_task *t, enum sched_class clas
 /* Promotes or demotes an IDLEPRIO task (see idleprio_should_promote()). */
 void sched_set_idle_promoted(struct sched *s, struct sched_task *t, bool promoted);
 
-/* New allowed CPUs. 1 if @t runs on a CPU it may no longer use, 0, or -EINVAL (empty). */
+/* New allowed CPUs (copied). 1 if @t runs on a CPU it may no longer use,
+ * 0, or -EINVAL (empty), -ENOMEM. */
 int sched_set_allowed(struct sched *s, struct sched_task *t, const struct cpumask *mask);
 
 /* A sched_yield() call by @t, per yield_type. 1 if the caller should resched @t's CPU, else 0. */

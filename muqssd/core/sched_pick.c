@@ -54,7 +54,7 @@ static struct sched_task *pick_search(const struct sched *s, int cpu, uint64_t l
 					break;
 				continue;
 			}
-			if (!cpumask_test(&p->allowed, cpu)) {
+			if (!sched_task_allows(p, cpu)) {
 				if (interactive || !i)
 					continue;
 				break;

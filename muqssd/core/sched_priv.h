@@ -22,7 +22,15 @@ struct sched {
 	bool smt;			/* any core with more than one CPU */
 	struct runqueue *rqs;
 	struct iso iso;			/* ISO_MODE_MACHINE */
+	struct sched_mask *masks;	/* the tasks' allowed masks, shared */
 };
+
+/* sched_mask.c: tasks' allowed masks, one reference-counted copy per
+ * distinct mask. *out is NULL for a mask with every CPU of @s. */
+int sched_mask_get(struct sched *s, const struct cpumask *mask, const struct cpumask **out);
+void sched_mask_ref(const struct cpumask *mask);
+void sched_mask_put(struct sched *s, const struct cpumask *mask);
+void sched_masks_free(struct sched *s);
 
 /* Tasks queued plus the running one. */
 static inline unsigned int runqueue_load(const struct runqueue *rq)

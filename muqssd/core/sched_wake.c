@@ -78,13 +78,13 @@ static int wake_best_idle(const struct sched *s, const struct sched_task *t, int
 {
 	int best = -1, best_rank = 0;
 
-	if (!s->rqs[from].curr && cpumask_test(&t->allowed, from))
+	if (!s->rqs[from].curr && sched_task_allows(t, from))
 		return wake_smt_ok(s, t, from) ? from : -1;
 
 	for (int cpu = 0; cpu < s->nr_cpus; cpu++) {
 		int rank;
 
-		if (s->rqs[cpu].curr || !cpumask_test(&t->allowed, cpu))
+		if (s->rqs[cpu].curr || !sched_task_allows(t, cpu))
 			continue;
 		rank = wake_penalty(s, from, cpu);
 		if (best < 0 || rank < best_rank) {
@@ -101,10 +101,10 @@ static int wake_from_cpu(const struct sched *s, const struct sched_task *t)
 {
 	int cpu = t->cpu >= 0 ? t->cpu : t->last_cpu;
 
-	if (cpu >= 0 && cpu < s->nr_cpus && cpumask_test(&t->allowed, cpu))
+	if (cpu >= 0 && cpu < s->nr_cpus && sched_task_allows(t, cpu))
 		return cpu;
 	for (cpu = 0; cpu < s->nr_cpus; cpu++)
-		if (cpumask_test(&t->allowed, cpu))
+		if (sched_task_allows(t, cpu))
 			return cpu;
 	return 0;
 }
@@ -124,7 +124,7 @@ int sched_select_cpu(const struct sched *s, const struct sched_task *t)
 	for (int i = 0; i < s->nr_cpus; i++) {
 		const struct runqueue *rq = &s->rqs[order[i]];
 
-		if (!cpumask_test(&t->allowed, rq->cpu))
+		if (!sched_task_allows(t, rq->cpu))
 			continue;
 		if (runqueue_load(rq) >= idlest)
 			continue;
@@ -164,7 +164,7 @@ int sched_preempt_cpu(const struct sched *s, const struct sched_task *t)
 	for (int i = 0; i < s->nr_cpus; i++) {
 		const struct runqueue *rq = &s->rqs[order[i]];
 
-		if (!cpumask_test(&t->allowed, rq->cpu))
+		if (!sched_task_allows(t, rq->cpu))
 			continue;
 		if (!s->cfg.interactive && rq->cpu != from && runqueue_load(rq) <= this_load)
 			continue;

@@ -1,6 +1,6 @@
 /*
- * Intrusive skip list shaped like MuQSS's kernel/skip_list.c: eight levels of
- * next/prev pointers per node, levels 0..3 drawn at random, equal keys kept
+ * Intrusive skip list shaped like MuQSS's kernel/skip_list.c: next/prev
+ * pointers per level, levels 0..3 drawn at random, equal keys kept
  * first in, first out. The caller embeds struct skiplist_node in its own
  * object; nothing here allocates.
  */
@@ -10,8 +10,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SKIPLIST_LEVELS 8
+/* MuQSS declares eight levels but never draws a level above 3, and a
+ * list is never taller than its tallest node: levels 4 to 7 would only
+ * ever point back at the head. Four keep the same lists in half the
+ * memory, and every task embeds a node. */
 #define SKIPLIST_MAX_RANDOM_LEVEL 3
+#define SKIPLIST_LEVELS (SKIPLIST_MAX_RANDOM_LEVEL + 1)
 #define SKIPLIST_HEAD_KEY (~UINT64_C(0))
 
 struct skiplist_node {

@@ -31,17 +31,23 @@ struct sched_task {
 	enum sched_class class;
 	int nice;			/* -20..19 */
 	int rt_priority;		/* 1..99, RT only */
-	struct deadline dl;		/* deadline and slice left */
-	uint64_t key;			/* current skip list key, also while running */
 	int cpu;			/* queue or CPU it runs on; -1 when neither */
 	int last_cpu;			/* where it last ran or was queued */
 	bool queued;
 	bool running;
 	bool idle_promoted;		/* IDLEPRIO keyed as nice 19 normal */
-	struct cpumask allowed;
+	struct deadline dl;		/* deadline and slice left */
+	uint64_t key;			/* current skip list key, also while running */
+	const struct cpumask *allowed;	/* shared by the core; NULL: every CPU */
 	struct skiplist_node node;
 	void *data;			/* owner's back pointer */
 };
+
+/* True if @t may run on @cpu (a CPU of its scheduler). */
+static inline bool sched_task_allows(const struct sched_task *t, int cpu)
+{
+	return !t->allowed || cpumask_test(t->allowed, cpu);
+}
 
 /* Short lowercase name of a class ("normal", "iso", ...), never NULL. */
 const char *sched_class_name(enum sched_class class);

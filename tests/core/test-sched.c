@@ -176,6 +176,53 @@ static void test_gives_up_on_disallowed(void)
 	sched_free(s);
 }
 
+/* Tasks with equal masks share one copy; every CPU is no copy at all; a
+ * copy lives while a task (or a forked child) holds it. ASan's leak check
+ * catches a copy never freed. */
+static void test_shared_masks(void)
+{
+	struct sched *s = synth_sched("pack:1 core:4 pu:1", false);
+	struct sched_task *a = mk(s, 0, SCHED_CLASS_NORMAL, 0);
+	struct sched_task *b = mk(s, 1, SCHED_CLASS_NORMAL, 0);
+	struct sched_task *c = mk(s, 2, SCHED_CLASS_NORMAL, 0);
+	struct sched_task child;
+	struct cpumask one, all;
+
+	cpumask_zero(&one);
+	cpumask_set(&one, 2);
+	cpumask_fill(&all, 4);
+	CHECK(a->allowed == NULL);
+	CHECK(sched_task_allows(a, 3));
+	CHECK_EQ(sched_set_allowed(s, a, &one), 0);
+	CHECK_EQ(sched_set_allowed(s, b, &one), 0);
+	CHECK(a->allowed != NULL && a->allowed == b->allowed);
+	CHECK(sched_task_allows(a, 2) && !sched_task_allows(a, 3));
+	/* The caller's mask is copied: changing it changes nothing. */
+	cpumask_set(&one, 3);
+	CHECK(!sched_task_allows(b, 3));
+	CHECK_EQ(sched_set_allowed(s, c, &one), 0);
+	CHECK(c->allowed != a->allowed);
+	/* Bits past the machine's CPUs do not make a mask distinct. */
+	cpumask_set(&all, 100);
+	CHECK_EQ(sched_set_allowed(s, c, &all), 0);
+	CHECK(c->allowed == NULL);
+	CHECK_EQ(sched_set_allowed(s, c, &(struct cpumask){ 0 }), -EINVAL);
+	CHECK(c->allowed == NULL);
+
+	CHECK_EQ(sched_fork(s, a, &child, 9, NOW), 0);
+	CHECK(child.allowed == a->allowed);
+	sched_task_done(s, a);
+	sched_task_done(s, b);
+	CHECK(a->allowed == NULL);
+	/* The child still holds the copy. */
+	CHECK(sched_task_allows(&child, 2) && !sched_task_allows(&child, 0));
+	CHECK_EQ(sched_enqueue(s, &child, 0, NOW), -EINVAL);
+	CHECK_EQ(sched_enqueue(s, &child, 2, NOW), 0);
+	sched_task_done(s, &child);
+	CHECK(!child.queued);
+	sched_free(s);
+}
+
 static void test_charge_and_resched(void)
 {
 	struct sched *s = synth_sched("pack:1 core:1 pu:1", true);
@@ -296,6 +343,7 @@ int main(void)
 	test_pick_interactive();
 	test_pick_noninteractive();
 	test_gives_up_on_disallowed();
+	test_shared_masks();
 	test_charge_and_resched();
 	test_fork_renice_yield();
 	test_foreach_and_config();

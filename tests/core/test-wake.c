@@ -58,7 +58,7 @@ static void test_cpu_choice_llc(void)
 	cpumask_zero(&mask);
 	cpumask_set(&mask, 3);
 	cpumask_set(&mask, 12);
-	t->allowed = mask;
+	CHECK_EQ(sched_set_allowed(s, t, &mask), 0);
 	CHECK_EQ(sched_select_cpu(s, t), 3);
 	sched_free(s);
 }
