@@ -164,6 +164,16 @@ def run_probe(scope_cmds, tmp, storm):
         path = d.sock
         for _ in range(3):  # warm up: every reply kind once
             d.ctl("status"), d.ctl("tasks"), d.ctl("queues")
+        if storm:
+            # And every path of the storm, on a small scale: the daemon
+            # locks its pages as it first touches them (MCL_ONFAULT), so a
+            # baseline taken before would count code and a full client
+            # table, not what a storm leaves behind.
+            storm_connections(path, MAX_CLIENTS + 50)
+            flood(path, 1)
+            malformed(path)
+            hang_ups(path, 10)
+            time.sleep(1)
         time.sleep(0.5)
         base_rss = wire.rss_kib(d.pid)
         figures = {"rss_base_kib": base_rss}
