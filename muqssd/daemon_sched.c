@@ -222,11 +222,12 @@ static void pull_tick(struct sched_loop *l)
 static void queue_at_exec(struct daemon *d, struct tracked_task *tt)
 {
 	struct managed_task *m = tt->sched_data;
+	uint64_t event_ns = tracker_event_ns(d->tracker);
 	uint64_t now = now_nsec(CLOCK_MONOTONIC);
 
-	if (!m || !tt->exec_event_ns)
+	if (!m || !event_ns)
 		return;
-	m->settle_until_ns = tt->exec_event_ns + PIN_SETTLE_NS;
+	m->settle_until_ns = event_ns + PIN_SETTLE_NS;
 	/* A new program starts on its owner's mask: a launcher (taskset)
 	 * may be about to set one equal to our pin, which we could not tell
 	 * from ours and would undo at the unpin. */
@@ -237,7 +238,7 @@ static void queue_at_exec(struct daemon *d, struct tracked_task *tt)
 		return;
 	pull_tick(d->loop);
 	log_debug("queued tid=%d cpu=%d class=%s event_ns=%llu queued_ns=%llu", (int)tt->tid,
-		  m->st.cpu, sched_class_name(m->st.class), (unsigned long long)tt->exec_event_ns,
+		  m->st.cpu, sched_class_name(m->st.class), (unsigned long long)event_ns,
 		  (unsigned long long)now);
 }
 

@@ -287,6 +287,11 @@ uint64_t tracker_lost_recoveries(const struct tracker *t)
 	return t->lost_recoveries;
 }
 
+uint64_t tracker_event_ns(const struct tracker *t)
+{
+	return t->event_ns;
+}
+
 uint64_t tracker_events(const struct tracker *t)
 {
 	return t->events;

@@ -43,27 +43,24 @@ struct tracked_task {
 
 	/* As of refreshed_ns. */
 	char state;		/* R, S, D, T, t, I... */
+	bool active;		/* on the active list (see tracker_refresh_active) */
 	int nice;
 	int policy;		/* SCHED_* without SCHED_RESET_ON_FORK */
 	int rt_priority;
 	int last_cpu;
 	uint64_t cpu_ns;	/* on CPU, from schedstat */
 	uint64_t wait_ns;	/* runnable but waiting, from schedstat */
-	uint64_t timeslices;
 	uint64_t refreshed_ns;	/* CLOCK_MONOTONIC */
 	uint64_t active_ns;	/* last refresh that saw it runnable or using CPU */
-	bool active;		/* on the active list (see tracker_refresh_active) */
-	/* During a task_exec callback: the kernel's timestamp of the exec
-	 * event behind it (CLOCK_MONOTONIC ns), 0 for a comm change or a
-	 * rename found by a scan. */
-	uint64_t exec_event_ns;
 
 	void *sched_data;	/* owned by the scheduling loop */
 
-	/* Private to the tracker. */
+	/* Private to the tracker; one of these per thread in scope, so no
+	 * holes. */
 	struct tracked_proc *proc;
 	uint64_t added_ns;
-	uint64_t seen_gen;
+	uint32_t seen_gen;	/* low bits of the rescan generation */
+	uint32_t timeslices;	/* low bits, from schedstat: only compared */
 	uint64_t stat_ns;	/* last stat read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int stat_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
@@ -101,6 +98,10 @@ int tracker_flush(struct tracker *t);
 int tracker_start(struct tracker *t);
 
 struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid);
+/* During a task_new or task_exec callback: the kernel's timestamp of the
+ * fork or exec event behind it (CLOCK_MONOTONIC ns); 0 for a task or a
+ * rename found by a scan, a comm change, and outside callbacks. */
+uint64_t tracker_event_ns(const struct tracker *t);
 /* The executable of the task's process; NULL when unknown. */
 const char *tracker_task_exe(const struct tracked_task *task);
 /* Rereads state, nice, policy, last CPU (stat) and CPU and wait time

@@ -93,10 +93,10 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 	/* It runs: back on the active list now, not at the next sweep. */
 	task->active_ns = now_nsec(CLOCK_MONOTONIC);
 	tracker_set_active(t, task, true);
-	task->exec_event_ns = ev->timestamp_ns;
+	t->event_ns = ev->timestamp_ns;
 	if (t->cb.task_exec)
 		t->cb.task_exec(task, t->userdata);
-	task->exec_event_ns = 0;
+	t->event_ns = 0;
 	log_debug("exec tid=%d comm=%s event_ns=%llu table_ns=%llu", (int)tgid, task->comm,
 		  (unsigned long long)ev->timestamp_ns, (unsigned long long)now_nsec(CLOCK_MONOTONIC));
 }
@@ -174,7 +174,9 @@ static void on_event(const struct proc_event *ev, void *userdata)
 	t->events++;
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
+		t->event_ns = ev->timestamp_ns;
 		on_fork(t, &ev->event_data.fork);
+		t->event_ns = 0;
 		break;
 	case PROC_EVENT_EXEC:
 		on_exec(t, ev);

@@ -48,7 +48,8 @@ struct tracker {
 	sd_event_source *rescan_timer; /* coalesces rescans after ENOBUFS */
 	bool polling;
 
-	uint64_t generation;
+	uint32_t generation;	/* of rescans; wraps, only compared */
+	uint64_t event_ns;	/* see tracker_event_ns() */
 	uint64_t lost_recoveries;
 	uint64_t events;
 };

@@ -85,7 +85,7 @@ static int open_fds(struct tracker *t, struct tracked_task *task)
 static bool schedstat_moved(const struct tracked_task *task, const struct procfs_schedstat *ss)
 {
 	return ss->cpu_ns != task->cpu_ns || ss->wait_ns != task->wait_ns ||
-	       ss->timeslices != task->timeslices;
+	       (uint32_t)ss->timeslices != task->timeslices;
 }
 
 static bool gone_state(const struct tracked_task *task, const struct procfs_stat *st)
@@ -101,7 +101,7 @@ static void apply_reads(struct tracked_task *task, const struct procfs_stat *st,
 		task->active_ns = now;
 	task->cpu_ns = ss->cpu_ns;
 	task->wait_ns = ss->wait_ns;
-	task->timeslices = ss->timeslices;
+	task->timeslices = (uint32_t)ss->timeslices;
 	task->refreshed_ns = task->stat_ns = now;
 }
 
