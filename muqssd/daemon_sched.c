@@ -99,18 +99,23 @@ static enum muqss_class inherited_class(struct daemon *d, const struct tracked_t
 
 /* A child forked while we pinned or reniced its parent inherited our
  * settings, not its owner's: give it the parent's own back, before it
- * looks like something its owner chose. */
+ * looks like something its owner chose. The kernel copies the mask early
+ * in a fork and sends the event at its end, after copying the whole
+ * process: a pin that ended up to FORK_COPY_NS before the event counts. */
 static void undo_inherited(struct daemon *d, struct tracked_task *tt)
 {
 	struct tracked_task *parent = tracker_lookup(d->tracker, tt->tid != tt->tgid ? tt->tgid : tt->ppid);
 	struct managed_task *pm = parent ? parent->sched_data : NULL;
+	uint64_t fork_ns = tracker_event_ns(d->tracker);
 	struct enforce_original orig;
+	bool pinned;
 
 	if (!pm || !pm->adopted || pm->exempt)
 		return;
-	if ((pm->pinned_cpu >= 0 || pm->idle_policy || pm->slice_set) &&
+	pinned = pm->pinned_cpu >= 0 || (fork_ns && pm->unpinned_ns + FORK_COPY_NS >= fork_ns);
+	if ((pinned || pm->idle_policy || pm->slice_set) &&
 	    enforce_get_original(d->loop->enf, parent->tid, &orig) == 0) {
-		if (pm->pinned_cpu >= 0 &&
+		if (pinned &&
 		    sched_setaffinity(tt->tid, sizeof(orig.affinity), &orig.affinity) < 0 &&
 		    errno != ESRCH)
 			log_debug_errno(errno, "cannot give %d its affinity back, ignoring: %m",

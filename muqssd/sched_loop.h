@@ -58,30 +58,39 @@
  * own mask right after theirs, and an owner's mask equal to our pin
  * cannot be told from it, so it would be lost at the unpin. */
 #define PIN_SETTLE_NS (20ULL * 1000 * 1000)
+/* Longest we expect a fork to take from copying the parent's mask to
+ * sending its event (a large process's page tables, under load). */
+#define FORK_COPY_NS (100ULL * 1000 * 1000)
+/* CPU time a task must have used before it gets our EEVDF slice: a slice
+ * only matters to a task that runs for a while. */
+#define SLICE_AFTER_CPU_NS (1000ULL * 1000)
 
 struct managed_task {
 	struct sched_task st;
 	struct tracked_task *tt;
 	struct enforce_target target;
-	enum muqss_class class;
-	bool exempt;		/* never touched: RT by others, config exemption */
-	bool adopted;		/* st is initialised */
+	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
 	uint64_t seen_cpu_ns;
 	uint64_t last_ran_ns;
+	uint64_t stopped_since_ns;
+	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
+	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
+	uint64_t unpinned_ns;	/* our last unpin: children forked before carry the pin */
+	enum muqss_class class;
 	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
-	int boost_prio;		/* 0 when not boosted */
+	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
+	/* Small fields last, packed: there is one of these per thread in
+	 * scope, 10,000 on a busy desktop. */
+	uint8_t boost_prio;	/* 0 when not boosted, else 1..99 */
+	int8_t kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
+	bool exempt;		/* never touched: RT by others, config exemption */
+	bool adopted;		/* st is initialised */
 	bool slice_set;
 	bool hog;		/* used its last slice without sleeping */
 	bool slept;		/* seen asleep since its slice began */
-	int kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
 	bool idle_policy;
 	bool stopped;
-	uint64_t stopped_since_ns;
-	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
-	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
 	bool on_idle_list;
-	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
-	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
 };
 
 struct sched_loop {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "time_util.h"
 
 void managed_boost(struct sched_loop *l, struct managed_task *m, int prio)
 {
@@ -83,6 +84,7 @@ void managed_unpin(struct sched_loop *l, struct managed_task *m)
 		return;
 	(void)enforce_unpin(l->enf, &m->target);
 	m->pinned_cpu = -1;
+	m->unpinned_ns = now_nsec(CLOCK_MONOTONIC);
 }
 
 void managed_cont(struct sched_loop *l, struct managed_task *m)
@@ -206,8 +208,10 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (!runnable)
 		m->slept = true;
 	/* EEVDF's slice request is the kernel's own rr_interval: ask for ours
-	 * once the task does something (sleepers cost nothing). */
-	if (!m->slice_set && delta && enforce_slice_supported(l->enf)) {
+	 * once the task has done some work. Sleepers and threads that ran a
+	 * moment at their birth cost neither a system call nor a record. */
+	if (!m->slice_set && delta && tt->cpu_ns >= SLICE_AFTER_CPU_NS &&
+	    enforce_slice_supported(l->enf)) {
 		(void)enforce_set_slice(l->enf, &m->target, rr_slice_ns(l));
 		m->slice_set = true;
 	}
