@@ -331,6 +331,7 @@ int daemon_sched_start(struct daemon *d)
 {
 	struct sched_config cfg;
 	struct sched_loop *l;
+	hwloc_topology_t topo;
 	int r;
 
 	l = calloc(1, sizeof(*l));
@@ -338,12 +339,20 @@ int daemon_sched_start(struct daemon *d)
 		return log_error_errno(ENOMEM, "out of memory");
 	l->d = d;
 	LIST_INIT(&l->idleprio);
-	if (hwloc_topology_init(&l->topo) < 0 || hwloc_topology_load(l->topo) < 0) {
+	if (hwloc_topology_init(&topo) < 0) {
 		r = log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");
 		goto fail;
 	}
+	if (hwloc_topology_load(topo) < 0) {
+		r = log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");
+		hwloc_topology_destroy(topo);
+		goto fail;
+	}
 	config_to_core(&d->config.tunables, &cfg);
-	r = sched_new(&l->core, l->topo, &cfg);
+	r = sched_new(&l->core, topo, &cfg);
+	/* The core keeps what it needs of the topology; hwloc's own copy is
+	 * large on a large machine and would stay locked in memory. */
+	hwloc_topology_destroy(topo);
 	if (r < 0) {
 		log_error_errno(r, "cannot start the scheduler core: %m");
 		goto fail;
@@ -416,8 +425,6 @@ void daemon_sched_stop(struct daemon *d)
 		tracker_foreach(d->tracker, drop_one, NULL);
 	daemon_rules_free(d);
 	sched_free(l->core);
-	if (l->topo)
-		hwloc_topology_destroy(l->topo);
 	free(l->resched);
 	free(l->hogs);
 	free(l->pinned_hogs);

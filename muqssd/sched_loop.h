@@ -96,7 +96,6 @@ struct managed_task {
 struct sched_loop {
 	struct daemon *d;
 	struct sched *core;
-	hwloc_topology_t topo;
 	struct enforcer *enf;
 	sd_event_source *tick;
 	uint64_t tick_ns;

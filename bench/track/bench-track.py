@@ -191,6 +191,7 @@ def daemon_idle(threads_per_proc):
         print(f"muqssd, {100 * threads_per_proc} sleeping threads + 4 hogs ({s['count']} tracked, "
               f"{s['active']} active): "
               f"CPU {pct:.3f}% of one CPU over {t1 - t0:.0f} s, RSS {rss['VmRSS']:.1f} MiB "
+              f"= {rss['VmRSS'] * 1.048576:.2f} MB "
               f"(anon {rss['RssAnon']:.1f}, file {rss['RssFile']:.1f}; "
               f"{r.rss_kb() / 1024:.1f} after the dump), "
               f"load {os.getloadavg()[0]:.1f}", flush=True)
