@@ -23,8 +23,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean, scope_changes,  # noqa: E402
-                        slice_of, snapshot, state_dir_for, task_sched, threads_of)
+from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean, per_thread,  # noqa: E402
+                        scope_changes, slice_of, snapshot, state_dir_for, task_sched, threads_of)
 
 ROUNDS = 20
 ALL = set(range(NCPU))
@@ -84,14 +84,7 @@ def policy_of(tid):
 
 
 def policy_snapshot(pids):
-    out = {}
-    for p in pids:
-        for t in threads_of(p):
-            try:
-                out[t] = policy_of(t)
-            except OSError:
-                pass
-    return out
+    return per_thread(pids, policy_of)
 
 
 def watch(scope, affinity, seconds):

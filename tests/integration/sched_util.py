@@ -184,16 +184,22 @@ def scope_changes(scope, affinity=None):
     return seen
 
 
-def snapshot(pids):
-    """Each thread's affinity, to compare with after the daemon is gone."""
+def per_thread(pids, read):
+    """{tid: read(tid)} for every live thread of pids; one gone midway is
+    left out."""
     out = {}
     for p in pids:
         for t in threads_of(p):
             try:
-                out[t] = os.sched_getaffinity(t)
+                out[t] = read(t)
             except OSError:
                 pass
     return out
+
+
+def snapshot(pids):
+    """Each thread's affinity, to compare with after the daemon is gone."""
+    return per_thread(pids, os.sched_getaffinity)
 
 
 def assert_clean(pids, what, affinity=None):

@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import NCPU, Daemon, Scope, assert_clean, slice_of, threads_of  # noqa: E402
+from sched_util import NCPU, Daemon, Scope, assert_clean, per_thread, slice_of  # noqa: E402
 
 # Spends a little CPU (so muqssd slices it), then forks a sleeper that
 # outlives the daemon's exit.
@@ -20,14 +20,7 @@ FORKER = ("bash -c 'while :; do x=0; for i in $(seq 2000); do x=$((x+i)); done; 
 
 def slices(scope):
     """Every live thread of the scope and its slice."""
-    out = {}
-    for p in scope.pids():
-        for t in threads_of(p):
-            try:
-                out[t] = slice_of(t)
-            except OSError:
-                pass
-    return out
+    return per_thread(scope.pids(), slice_of)
 
 
 def main():
