@@ -99,6 +99,16 @@ int enforce_set_slice(struct enforcer *e, const struct enforce_target *t, uint64
 int enforce_reset_inherited_slice(struct enforcer *e, pid_t tid, uint64_t ours_ns,
 				  uint64_t owner_ns);
 
+/* A child (not recorded yet) forked while we had changed its parent
+ * carries our settings: gives it its owner's from the parent's record
+ * orig. affinity: orig's mask; idle_policy: orig's policy instead of our
+ * SCHED_IDLE; our_slice_ns (0: none): orig's slice if it still asks ours;
+ * our_nice (ENFORCE_NICE_NONE: none): owner_nice. Start time checked. */
+#define ENFORCE_NICE_NONE 100
+int enforce_undo_inherited(struct enforcer *e, const struct enforce_target *child,
+			   const struct enforce_original *orig, bool affinity, bool idle_policy,
+			   uint64_t our_slice_ns, int our_nice, int owner_nice);
+
 /* Restricts the task to cpus intersected with the affinity its owner set
  * (-EINVAL if that is empty); it is never widened. If the owner changed
  * the affinity since our last pin, the owner's new mask becomes the one

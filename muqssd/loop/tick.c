@@ -1,99 +1,11 @@
 /* One tick of the live loop: measure, charge, pick, boost. */
-#include "sched_loop.h"
+#include "loop-internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
-#include "time_util.h"
-
-void managed_boost(struct sched_loop *l, struct managed_task *m, int prio)
-{
-	int r;
-
-	if (m->boost_prio == prio)
-		return;
-	r = enforce_boost(l->enf, &m->target, prio);
-	if (r < 0) {
-		if (r != -ESRCH)
-			log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm,
-				 sched_class_name(m->st.class), "boost",
-				 "cannot boost: %s, ignoring", strerror(-r));
-		return;
-	}
-	if (!m->boost_prio)
-		l->d->counters.boosts++;
-	m->boost_prio = prio;
-}
-
-void managed_unboost(struct sched_loop *l, struct managed_task *m)
-{
-	if (!m->boost_prio)
-		return;
-	(void)enforce_unboost(l->enf, &m->target);
-	m->boost_prio = 0;
-}
-
-void managed_read_allowed(struct sched_loop *l, struct managed_task *m)
-{
-	const struct topology *topo = sched_topology(l->core);
-	struct cpumask allowed;
-	cpu_set_t set;
-
-	cpumask_fill(&allowed, l->nr_cpus);
-	if (enforce_owner_affinity(l->enf, m->target.tid, &set) == 0) {
-		cpumask_zero(&allowed);
-		for (int cpu = 0; cpu < l->nr_cpus; cpu++)
-			if (CPU_ISSET(topology_os_index(topo, cpu), &set))
-				cpumask_set(&allowed, cpu);
-	}
-	/* An owner's mask with none of our CPUs: the task stays where it
-	 * was, and the pin there fails and takes it off the core. */
-	(void)sched_set_allowed(l->core, &m->st, &allowed);
-}
-
-int managed_pin(struct sched_loop *l, struct managed_task *m, int cpu)
-{
-	cpu_set_t set;
-	int r;
-
-	if (m->pinned_cpu == cpu || l->last_tick_ns < m->settle_until_ns)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(topology_os_index(sched_topology(l->core), cpu), &set);
-	r = enforce_pin(l->enf, &m->target, &set);
-	if (r == -EINVAL) {
-		/* Its owner has since taken this CPU from it: the core's
-		 * mask is stale. */
-		managed_read_allowed(l, m);
-		return r;
-	}
-	if (r < 0 && r != -ESRCH)
-		log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm,
-			 sched_class_name(m->st.class), "pin",
-			 "cannot pin to CPU %d: %s, ignoring", cpu, strerror(-r));
-	if (r >= 0)
-		m->pinned_cpu = cpu;
-	return r;
-}
-
-void managed_unpin(struct sched_loop *l, struct managed_task *m)
-{
-	if (m->pinned_cpu < 0)
-		return;
-	(void)enforce_unpin(l->enf, &m->target);
-	m->pinned_cpu = -1;
-	m->unpinned_ns = now_nsec(CLOCK_MONOTONIC);
-}
-
-void managed_cont(struct sched_loop *l, struct managed_task *m)
-{
-	if (!m->stopped)
-		return;
-	(void)enforce_cont(l->enf, &m->target);
-	m->stopped = false;
-}
 
 /* CFS's weight for each nice level (kernel/sched/core.c), index nice + 20. */
 static const unsigned cfs_weight[40] = {
@@ -106,7 +18,7 @@ static const unsigned cfs_weight[40] = {
 /* The kernel nice whose CFS weight gives a hog MuQSS's share: under
  * MuQSS, share goes with 1 / prio_ratio^2, so the weight we want is
  * 1024 * (ratio(0) / ratio(nice))^2. */
-int muqss_kernel_nice(int nice)
+int loop_kernel_nice(int nice)
 {
 	double r = (double)deadline_prio_ratio(0) / (double)deadline_prio_ratio(nice);
 	double want = 1024.0 * r * r, best = 1e18;
@@ -123,7 +35,7 @@ int muqss_kernel_nice(int nice)
 	return pick;
 }
 
-static void become_hog(struct sched_loop *l, struct managed_task *m, bool hog)
+static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_t now)
 {
 	int want;
 
@@ -131,20 +43,20 @@ static void become_hog(struct sched_loop *l, struct managed_task *m, bool hog)
 	if (hog) {
 		sched_dequeue(l->core, &m->st);
 		managed_unboost(l, m);
-		managed_unpin(l, m);
+		managed_unpin(l, m, now);
 	}
-	want = hog && m->st.nice != 0 ? muqss_kernel_nice(m->st.nice) : m->st.nice;
+	want = hog && m->st.nice != 0 ? loop_kernel_nice(m->st.nice) : m->st.nice;
 	if (want == (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice))
 		return;
-	if (enforce_set_nice(l->enf, &m->target, want) == 0)
+	if (managed_set_nice(l, m, want) == 0)
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
 /* Pins m to cpu, or, when its owner no longer allows cpu, takes it off
  * the core: the next tick queues it anew on its owner's mask. */
-static bool pin_or_drop(struct sched_loop *l, struct managed_task *m, int cpu)
+static bool pin_or_drop(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 {
-	if (managed_pin(l, m, cpu) != -EINVAL)
+	if (managed_pin(l, m, cpu, now) != -EINVAL)
 		return true;
 	if (m->st.running)
 		l->resched[cpu] = true;
@@ -153,7 +65,7 @@ static bool pin_or_drop(struct sched_loop *l, struct managed_task *m, int cpu)
 }
 
 /* The logical CPU a task last ran on (the tracker reports the OS number). */
-static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
+static int hog_cpu(const struct loop *l, const struct tracked_task *tt)
 {
 	if (tt->last_cpu < 0 || tt->last_cpu >= l->nr_os_cpus)
 		return 0;
@@ -161,7 +73,7 @@ static int hog_cpu(const struct sched_loop *l, const struct tracked_task *tt)
 }
 
 /* The one CPU a task may use, or -1 if it may use several (or none). */
-static int only_cpu(const struct sched_loop *l, const struct sched_task *st)
+static int only_cpu(const struct loop *l, const struct sched_task *st)
 {
 	int only = -1;
 
@@ -180,7 +92,7 @@ static int only_cpu(const struct sched_loop *l, const struct sched_task *st)
  * sleeps, and move it between the queues and the hogs. */
 static void account_task(struct tracked_task *tt, void *userdata)
 {
-	struct sched_loop *l = userdata;
+	struct loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
 	const struct sched_config *cfg = sched_get_config(l->core);
 	uint64_t now = l->last_tick_ns, delta;
@@ -194,15 +106,15 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		sched_set_nice(l->core, &m->st, tt->nice);
 		m->kernel_nice = NICE_UNSET;
 		if (m->hog)
-			become_hog(l, m, true);
+			become_hog(l, m, true, now);
 	}
-	if (tt->policy == SCHED_IDLE && !m->idle_policy && m->class != MUQSS_CLASS_IDLEPRIO)
-		managed_set_class(l, m, MUQSS_CLASS_IDLEPRIO);
+	if (tt->policy == SCHED_IDLE && !m->idle_policy && m->st.class != SCHED_CLASS_IDLEPRIO)
+		managed_set_class(l, m, SCHED_CLASS_IDLEPRIO);
 	delta = tt->cpu_ns > m->seen_cpu_ns ? tt->cpu_ns - m->seen_cpu_ns : 0;
 	m->seen_cpu_ns = tt->cpu_ns;
 	if (delta)
 		m->last_ran_ns = now;
-	if (tt->state == 'D' && m->class != MUQSS_CLASS_IDLEPRIO)
+	if (tt->state == 'D' && m->st.class != SCHED_CLASS_IDLEPRIO)
 		l->any_d_state = true;
 	runnable = tt->state == 'R';
 	if (!runnable)
@@ -211,8 +123,9 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	 * once the task has done some work. Sleepers and threads that ran a
 	 * moment at their birth cost neither a system call nor a record. */
 	if (!m->slice_set && delta && tt->cpu_ns >= SLICE_AFTER_CPU_NS &&
-	    enforce_slice_supported(l->enf)) {
-		(void)enforce_set_slice(l->enf, &m->target, rr_slice_ns(l));
+	    l->lv.ops->slice_supported(l->lv.ctx)) {
+		l->counters.calls_slice++;
+		(void)l->lv.ops->set_slice(l->lv.ctx, &m->target, rr_slice_ns(l));
 		m->slice_set = true;
 	}
 
@@ -249,11 +162,11 @@ static void account_task(struct tracked_task *tt, void *userdata)
 			   (m->st.class != SCHED_CLASS_ISO || iso_capped);
 		m->slept = false;
 		if (hog != m->hog)
-			become_hog(l, m, hog);
+			become_hog(l, m, hog, now);
 	} else if (m->hog && (!runnable || (m->st.class == SCHED_CLASS_ISO &&
 					     !sched_iso_refractory(l->core, hog_cpu(l, tt))))) {
 		/* It slept, or it is ISO again now the cap has cleared. */
-		become_hog(l, m, false);
+		become_hog(l, m, false, now);
 	}
 	if (m->hog) {
 		if (runnable) {
@@ -271,18 +184,18 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		int preempt = -1, cpu;
 
 		cpu = sched_wake(l->core, &m->st, now, &preempt);
-		if (cpu >= 0 && pin_or_drop(l, m, cpu) && preempt >= 0)
+		if (cpu >= 0 && pin_or_drop(l, m, cpu, now) && preempt >= 0)
 			l->resched[preempt] = true;
 	} else if (runnable && (m->st.queued || m->st.running) && m->pinned_cpu != m->st.cpu) {
-		/* Queued at its exec, between ticks (sched_loop_queue_now), or
+		/* Queued at its exec, between ticks (loop_queue_now), or
 		 * picked while it was too young to pin (PIN_SETTLE_NS). */
-		(void)pin_or_drop(l, m, m->st.cpu);
+		(void)pin_or_drop(l, m, m->st.cpu, now);
 	} else if (!runnable && m->st.queued) {
 		sched_dequeue(l->core, &m->st);
 	}
 }
 
-bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t now)
+bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now)
 {
 	int preempt;
 
@@ -295,7 +208,7 @@ bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t
 }
 
 /* Makes the kernel run what the core picked on cpu. */
-static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
+static void switch_cpu(struct loop *l, int cpu, uint64_t now)
 {
 	struct managed_task *prev = managed_of(sched_running(l->core, cpu)), *next;
 
@@ -306,7 +219,7 @@ static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
 		managed_unboost(l, prev);
 	if (!next)
 		return;
-	if (!pin_or_drop(l, next, cpu))
+	if (!pin_or_drop(l, next, cpu, now))
 		return;
 	/* IDLEPRIO work runs SCHED_IDLE; the kernel already prefers anything
 	 * else, so it needs no boost, only to be let run. */
@@ -322,7 +235,7 @@ static void switch_cpu(struct sched_loop *l, int cpu, uint64_t now)
  * are unboosted. */
 static void collect_sleeper(struct tracked_task *tt, void *userdata)
 {
-	struct sched_loop *l = userdata;
+	struct loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
 	struct sched_task *curr;
 	int cpu;
@@ -373,7 +286,7 @@ static int by_last_ran(const void *a, const void *b)
  * together would hold the CPU in SCHED_FIFO past what the tick can
  * correct. The ones that ran last are the likeliest to wake next (a
  * frame loop, not a shell waiting for its child), so they go first. */
-static void arm_sleepers(struct sched_loop *l)
+static void arm_sleepers(struct loop *l)
 {
 	l->armed_slice_ns = UINT64_MAX;
 	if (l->nr_armable > 1) /* armable is NULL until the first one */
@@ -382,7 +295,7 @@ static void arm_sleepers(struct sched_loop *l)
 		struct managed_task *m = l->armable[i];
 
 		if (l->wake_boosts[m->arm_cpu] < WAKE_BOOST_MAX &&
-		    managed_pin(l, m, m->arm_cpu) != -EINVAL) {
+		    managed_pin(l, m, m->arm_cpu, l->last_tick_ns) != -EINVAL) {
 			managed_boost(l, m, BOOST_WAKE);
 			l->wake_boosts[m->arm_cpu]++;
 			if (slice_left(&m->st) < l->armed_slice_ns)
@@ -399,7 +312,7 @@ static void arm_sleepers(struct sched_loop *l)
  * left free, wherever they ran last (their last CPU is up to 100 ms old,
  * and an IDLEPRIO task the core placed on a CPU is no reason for them
  * to be elsewhere). */
-static bool cpus_all_busy(struct sched_loop *l, const struct managed_task *m)
+static bool cpus_all_busy(struct loop *l, const struct managed_task *m)
 {
 	unsigned free_cpus = 0;
 
@@ -418,11 +331,11 @@ static bool cpus_all_busy(struct sched_loop *l, const struct managed_task *m)
 /* SIGSTOP an IDLEPRIO process while normal work fills its CPUs, SIGCONT
  * when a CPU frees up, and never leave it stopped past the bound or
  * while it may hold something others wait for. */
-static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
+static void gate_idleprio(struct loop *l, struct managed_task *m)
 {
 	struct tracked_task *tt = m->tt;
 	uint64_t now = l->last_tick_ns;
-	uint64_t bound = (uint64_t)l->d->config.idleprio_stop_max_ms * 1000000ULL;
+	uint64_t bound = (uint64_t)l->config->idleprio_stop_max_ms * 1000000ULL;
 	uint64_t grace = rr_slice_ns(l);
 
 	if (m->stopped) {
@@ -438,11 +351,12 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
 	}
 	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
 		return;
-	if (enforce_stop(l->enf, &m->target) == 0) {
+	l->counters.calls_signal++;
+	if (l->lv.ops->stop(l->lv.ctx, &m->target) == 0) {
 		log_debug("idleprio %d stopped", (int)m->target.tid);
 		m->stopped = true;
 		m->stopped_since_ns = now;
-		l->d->counters.stops++;
+		l->counters.stops++;
 	}
 }
 
@@ -453,7 +367,7 @@ static void gate_idleprio(struct sched_loop *l, struct managed_task *m)
  * tick after the smallest slice left demotes it on time, at a fraction
  * of the wake-ups a fixed 2 ms tick costs the machine (the kernel's own
  * tick updates schedstat only every 4 ms at HZ=250 anyway). */
-static uint64_t busy_tick_ns(struct sched_loop *l)
+static uint64_t busy_tick_ns(struct loop *l)
 {
 	uint64_t tick = l->armed_slice_ns;
 
@@ -468,10 +382,10 @@ static uint64_t busy_tick_ns(struct sched_loop *l)
 	return tick < TICK_ACTIVE_NS ? TICK_ACTIVE_NS : tick > TICK_BUSY_MAX_NS ? TICK_BUSY_MAX_NS : tick;
 }
 
-int sched_loop_tick(struct sched_loop *l, uint64_t now)
+uint64_t loop_tick(struct loop *l, uint64_t now)
 {
 	uint64_t dt = l->last_tick_ns ? now - l->last_tick_ns : l->tick_ns;
-	size_t idle = tracker_count(l->d->tracker) - tracker_count_active(l->d->tracker);
+	size_t idle = l->src.ops->count(l->src.ctx) - l->src.ops->count_active(l->src.ctx);
 	/* Sweep the sleepers about every two seconds, whatever their number. */
 	unsigned budget = (unsigned)(idle * (l->tick_ns / 1000) / 2000000) + 1;
 	bool core_busy = false, hogs = false;
@@ -483,8 +397,8 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 	memset(l->pinned_hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	l->float_hogs = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	tracker_refresh_active(l->d->tracker, now, budget);
-	tracker_foreach_active(l->d->tracker, account_task, l);
+	l->src.ops->refresh(l->src.ctx, now, budget);
+	l->src.ops->foreach_active(l->src.ctx, account_task, l);
 
 	/* ISO accounting runs in ticks of TICK_ACTIVE_NS, however long ours was. */
 	l->iso_carry_ns += dt;
@@ -504,7 +418,7 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 			core_busy = true;
 		hogs |= l->hogs[cpu] > 0;
 	}
-	tracker_foreach_active(l->d->tracker, collect_sleeper, l);
+	l->src.ops->foreach_active(l->src.ctx, collect_sleeper, l);
 	arm_sleepers(l);
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
 		core_busy |= l->wake_boosts[cpu] > 0;
@@ -521,9 +435,9 @@ int sched_loop_tick(struct sched_loop *l, uint64_t now)
 		l->tick_ns = busy_tick_ns(l);
 	else if (gated)
 		l->tick_ns = TICK_GATE_NS;
-	else if (hogs || tracker_count_active(l->d->tracker))
+	else if (hogs || l->src.ops->count_active(l->src.ctx))
 		l->tick_ns = TICK_HOGS_NS;
 	else
 		l->tick_ns = TICK_IDLE_NS;
-	return 0;
+	return l->tick_ns;
 }

@@ -1,18 +1,16 @@
 /* What the control socket asks of the scheduler: class changes, queue
  * dumps, new tunables. */
-#include "daemon.h"
+#include "loop-internal.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "log.h"
-#include "sched_loop.h"
-#include "time_util.h"
 
 struct set_class_req {
-	struct daemon *d;
-	enum muqss_class class;
+	struct loop *l;
+	enum sched_class class;
 	bool nice_set;
 	int nice;
 	int changed;
@@ -22,7 +20,7 @@ struct set_class_req {
 static void set_class_one(struct tracked_task *tt, void *userdata)
 {
 	struct set_class_req *req = userdata;
-	struct sched_loop *l = req->d->loop;
+	struct loop *l = req->l;
 	struct managed_task *m = tt->sched_data;
 
 	if (!m || !m->adopted || m->exempt) {
@@ -30,7 +28,7 @@ static void set_class_one(struct tracked_task *tt, void *userdata)
 		return;
 	}
 	if (req->nice_set && req->nice != m->st.nice) {
-		int r = enforce_set_nice(l->enf, &m->target, req->nice);
+		int r = managed_set_nice(l, m, req->nice);
 		if (r < 0) {
 			req->error = r;
 			return;
@@ -41,17 +39,13 @@ static void set_class_one(struct tracked_task *tt, void *userdata)
 	req->changed++;
 }
 
-int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class class,
-		     bool nice_set, int nice, char *err, size_t errlen)
+int loop_set_class(struct loop *l, pid_t pid, pid_t tid, enum sched_class class, bool nice_set,
+		   int nice, char *err, size_t errlen)
 {
-	struct set_class_req req = { d, class, nice_set, nice, 0, 0 };
+	struct set_class_req req = { l, class, nice_set, nice, 0, 0 };
 	struct tracked_task *tt;
 
-	if (!d->loop) {
-		snprintf(err, errlen, "the scheduler is not running");
-		return -EAGAIN;
-	}
-	if (class == MUQSS_CLASS_RT) {
+	if (class == SCHED_CLASS_RT) {
 		snprintf(err, errlen, "muqssd does not grant RT; use iso");
 		return -EINVAL;
 	}
@@ -59,7 +53,7 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class cl
 		snprintf(err, errlen, "nice must be -20..19");
 		return -ERANGE;
 	}
-	tt = tracker_lookup(d->tracker, tid > 0 ? tid : pid);
+	tt = l->src.ops->lookup(l->src.ctx, tid > 0 ? tid : pid);
 	if (!tt || (tid > 0 && tt->tgid != pid && pid > 0)) {
 		snprintf(err, errlen, "no such process in muqssd's scope: %d", (int)(tid > 0 ? tid : pid));
 		return -ESRCH;
@@ -67,7 +61,7 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class cl
 	if (tid > 0)
 		set_class_one(tt, &req);
 	else
-		tracker_foreach_thread(d->tracker, tt->tgid, set_class_one, &req);
+		l->src.ops->foreach_thread(l->src.ctx, tt->tgid, set_class_one, &req);
 	if (!req.changed) {
 		if (req.error == -EPERM)
 			snprintf(err, errlen, "%d is exempt from muqssd (real-time policy or config exemption)",
@@ -80,16 +74,18 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class cl
 	return 0;
 }
 
-enum muqss_class daemon_task_class(struct daemon *d, pid_t tid)
+int loop_task_class(struct loop *l, pid_t tid)
 {
-	struct tracked_task *tt = d->tracker ? tracker_lookup(d->tracker, tid) : NULL;
+	struct tracked_task *tt = l->src.ops->lookup(l->src.ctx, tid);
 	struct managed_task *m = tt ? tt->sched_data : NULL;
 
+	if (!tt)
+		return -ESRCH;
+	if (m && m->exempt)
+		return SCHED_CLASS_RT;
 	if (!m || !m->adopted)
-		return MUQSS_CLASS_NORMAL;
-	if (m->exempt)
-		return MUQSS_CLASS_RT;
-	return m->class;
+		return SCHED_CLASS_NORMAL;
+	return m->st.class;
 }
 
 struct dump_ctx {
@@ -138,13 +134,10 @@ static void dump_hog(struct tracked_task *tt, void *userdata)
 		dump_task(&m->st, h->c);
 }
 
-int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
+int loop_dump_queues(struct loop *l, int cpu, uint64_t now, cJSON *array)
 {
-	struct sched_loop *l = d->loop;
-	struct dump_ctx c = { .now = now_nsec(CLOCK_MONOTONIC) };
+	struct dump_ctx c = { .now = now };
 
-	if (!l)
-		return 0;
 	if (cpu >= l->nr_cpus)
 		return -EINVAL;
 	for (int i = 0; i < l->nr_cpus; i++) {
@@ -168,7 +161,7 @@ int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
 			dump_task(curr, &c);
 		sched_foreach_queued(l->core, i, dump_task, &c);
 		struct hog_ctx h = { &c, (int)topology_os_index(sched_topology(l->core), i) };
-		tracker_foreach_active(d->tracker, dump_hog, &h);
+		l->src.ops->foreach_active(l->src.ctx, dump_hog, &h);
 		if (c.err)
 			return c.err;
 	}
@@ -183,27 +176,19 @@ static void reslice(struct tracked_task *tt, void *userdata)
 		m->slice_set = false;
 }
 
-void daemon_tunables_changed(struct daemon *d)
+int loop_set_tunables(struct loop *l, const struct config_tunables *t)
 {
-	struct sched_loop *l = d->loop;
-	const struct config_tunables *t = &d->config.tunables;
 	struct sched_config cfg;
 	int r;
 
-	if (!l)
-		return;
-	cfg = *sched_get_config(l->core);
-	cfg.rr_interval_ms = t->rr_interval_ms;
-	cfg.interactive = t->interactive;
-	cfg.iso_cpu = t->iso_cpu;
-	cfg.yield_type = (int)t->yield_type;
-	cfg.iso_mode = t->iso_reading == ISO_READING_PER_CPU ? ISO_MODE_PER_CPU : ISO_MODE_MACHINE;
+	loop_config_from_tunables(t, &cfg);
+	cfg.seed = sched_get_config(l->core)->seed;
 	r = sched_set_config(l->core, &cfg);
-	tracker_foreach(d->tracker, reslice, NULL);
 	if (r < 0)
-		log_error_errno(r, "new tunables refused by the scheduler: %m");
-	else
-		log_info("tunables: rr_interval %u ms, interactive %u, iso_cpu %u%%, iso reading %s",
-			 t->rr_interval_ms, t->interactive, t->iso_cpu,
-			 t->iso_reading == ISO_READING_PER_CPU ? "per-cpu" : "machine");
+		return log_error_errno(r, "new tunables refused by the scheduler: %m");
+	l->src.ops->foreach(l->src.ctx, reslice, NULL);
+	log_info("tunables: rr_interval %u ms, interactive %u, iso_cpu %u%%, iso reading %s",
+		 t->rr_interval_ms, t->interactive, t->iso_cpu,
+		 t->iso_reading == ISO_READING_PER_CPU ? "per-cpu" : "machine");
+	return 0;
 }

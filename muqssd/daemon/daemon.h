@@ -8,19 +8,22 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "core/task.h"
+#include "latency_hist.h"
 
 struct tracker;
-struct sched;
 struct enforcer;
 struct control_server;
 struct rules;
-struct sched_loop;
+struct loop;
+struct deadman;
 
 struct daemon_counters {
 	uint64_t lost_event_recoveries;
-	uint64_t boosts;
-	uint64_t stops;
 	uint64_t reloads;
+	uint64_t ticks;
+	uint64_t ticks_over_bound;	/* late or long past the deadman's bound */
+	uint64_t deadman_trips;
 };
 
 struct daemon {
@@ -31,21 +34,25 @@ struct daemon {
 	uint64_t started_usec;	 /* CLOCK_MONOTONIC */
 
 	struct tracker *tracker;	   /* daemon_track.c */
-	struct sched_loop *loop;	   /* daemon_sched.c */
+	struct loop *loop;		   /* daemon_loop.c */
+	struct enforcer *enf;
+	sd_event_source *tick;
+	struct deadman *deadman;
 	struct control_server *control;	   /* daemon_control.c */
 	struct rules *rules;
 
 	struct daemon_counters counters;
+	struct latency_hist tick_lateness; /* how late each tick ran, us */
+	uint64_t tick_lateness_max_us;
+	uint64_t last_late_log_ns;
 };
 
-/* Scheduling classes as seen on the wire and in the config. */
-enum muqss_class {
-	MUQSS_CLASS_NORMAL = 0,
-	MUQSS_CLASS_ISO,
-	MUQSS_CLASS_IDLEPRIO,
-	MUQSS_CLASS_BATCH,
-	MUQSS_CLASS_RT, /* set by someone else; never granted by muqssd */
-};
+/* A tick must have finished within this of when it was due, or the
+ * deadman drops every boost: max(3 x rr_interval, 20 ms). */
+#define DAEMON_TICK_BOUND_MIN_NS (20ULL * 1000 * 1000)
+uint64_t daemon_tick_bound_ns(const struct daemon *d);
+/* Adds "tick": count, bound, lateness max and p99, trips. */
+int daemon_tick_status_json(struct daemon *d, cJSON *obj);
 
 /* Takes over *config (left zeroed). The config file is kept for reloads. */
 int daemon_new(struct daemon **ret, struct config *config, const char *config_path,
@@ -69,21 +76,22 @@ void daemon_track_stop(struct daemon *d);
 /* Passes one object per tracked task to fn, as tracker_dump_each() does. */
 int daemon_dump_tasks(struct daemon *d, int (*fn)(cJSON *task, void *ctx), void *ctx);
 
-/* Scheduling and enforcement (daemon_sched.c). */
-int daemon_sched_start(struct daemon *d);
-void daemon_sched_stop(struct daemon *d);
+/* The live loop (daemon_loop.c). */
+int daemon_loop_start(struct daemon *d);
+void daemon_loop_stop(struct daemon *d);
 /* Puts every thread of pid (or just tid when tid > 0) in class. nice is
  * applied when nice_set. Called after authorization. On failure writes a
  * human reason into err. */
-int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class class,
+int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
 		     bool nice_set, int nice, char *err, size_t errlen);
-/* The class muqssd holds tid in; MUQSS_CLASS_RT for tasks it leaves alone. */
-enum muqss_class daemon_task_class(struct daemon *d, pid_t tid);
 /* Tracker callbacks, forwarded by daemon_track.c. */
 struct tracked_task;
-void daemon_sched_task_new(struct daemon *d, struct tracked_task *tt);
-void daemon_sched_task_exec(struct daemon *d, struct tracked_task *tt);
-void daemon_sched_task_exit(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);
+/* A tick due at due_ns ran at now and took took_ns: counted, and logged
+ * when past the deadman's bound (daemon.c). */
+void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns);
 /* Appends one object per CPU, each with its queue in order. cpu < 0: all. */
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */

@@ -22,13 +22,13 @@ static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
 	return daemon_dump_queues(userdata, cpu, array);
 }
 
-static enum muqss_class class_to_daemon(enum control_class class)
+static enum sched_class class_to_daemon(enum control_class class)
 {
 	switch (class) {
-	case CONTROL_CLASS_ISO: return MUQSS_CLASS_ISO;
-	case CONTROL_CLASS_IDLEPRIO: return MUQSS_CLASS_IDLEPRIO;
-	case CONTROL_CLASS_BATCH: return MUQSS_CLASS_BATCH;
-	default: return MUQSS_CLASS_NORMAL;
+	case CONTROL_CLASS_ISO: return SCHED_CLASS_ISO;
+	case CONTROL_CLASS_IDLEPRIO: return SCHED_CLASS_IDLEPRIO;
+	case CONTROL_CLASS_BATCH: return SCHED_CLASS_BATCH;
+	default: return SCHED_CLASS_NORMAL;
 	}
 }
 

@@ -2,13 +2,11 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
 
 #include "log.h"
+#include "procfs.h"
 #include "rules.h"
-#include "sched_loop.h"
+#include "tracker.h"
 
 int daemon_rules_load(struct daemon *d)
 {
@@ -33,17 +31,8 @@ void daemon_rules_free(struct daemon *d)
 
 static void read_cmdline(pid_t pid, char *buf, size_t size)
 {
-	char path[64];
-	ssize_t n;
-	int fd;
+	ssize_t n = procfs_read_cmdline(pid, buf, size);
 
-	buf[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, size - 1);
-	close(fd);
 	if (n > 0)
 		rules_cmdline_join(buf, (size_t)n);
 	else

@@ -1,40 +1,13 @@
-/* The live scheduling loop: the core's decisions, mapped onto the kernel.
- *
- * Every managed thread has a struct managed_task holding the core's view
- * (deadline, slice, queue) next to what we changed in the kernel.
- *
- * Tasks that sleep before their slice runs out (interactive ones) and ISO
- * tasks sit in the core's per-CPU queues. On each CPU the core's pick is
- * pinned there and boosted to SCHED_FIFO, so the kernel runs it ahead of
- * normal work, as MuQSS runs the earliest deadline; when its slice of
- * measured CPU time runs out, or it sleeps, the next one takes its place.
- * A recently active sleeper whose key beats its CPU's running task (or
- * whose CPU runs only hogs) waits boosted one step higher, so its wake-up
- * preempts at once, as MuQSS's wakeup preemption does.
- *
- * A task that uses a whole slice without sleeping is a hog: it leaves the
- * queues (still charged, keeping its deadline) and shares the CPUs through
- * the kernel's fair class, with its nice translated so the kernel's
- * weights give MuQSS's shares. Boosting hogs one after another would
- * reproduce MuQSS exactly, but it would hold every CPU in SCHED_FIFO and
- * starve whatever muqssd does not manage, kernel threads included. A hog
- * that sleeps is interactive again.
- *
- * IDLEPRIO tasks run SCHED_IDLE and are SIGSTOPped while normal work
- * occupies every CPU they may use. */
+/* The loop's own view of the tasks, and the per-tick scratch it keeps.
+ * Private to muqssd/loop/. */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sched.h>
 #include <sys/queue.h>
-#include <hwloc.h>
-#include <systemd/sd-event.h>
 
-#include "daemon.h"
-#include "enforce.h"
-#include "core/sched.h"
-#include "tracker.h"
+#include "loop.h"
 
 /* The head of each CPU runs at BOOST_RUN; early-key sleepers wait at
  * BOOST_WAKE so they preempt it when they wake. Both are below
@@ -52,7 +25,6 @@
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
 /* How long ago a task must have run to be worth a wake-up boost. */
 #define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
-#define NICE_UNSET 100
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
 /* No pin this soon after an exec: launchers (taskset, numactl) set their
  * own mask right after theirs, and an owner's mask equal to our pin
@@ -76,7 +48,6 @@ struct managed_task {
 	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
 	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
 	uint64_t unpinned_ns;	/* our last unpin: children forked before carry the pin */
-	enum muqss_class class;
 	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
 	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
 	/* Small fields last, packed: there is one of these per thread in
@@ -93,11 +64,12 @@ struct managed_task {
 	bool on_idle_list;
 };
 
-struct sched_loop {
-	struct daemon *d;
+struct loop {
 	struct sched *core;
-	struct enforcer *enf;
-	sd_event_source *tick;
+	struct loop_source src;
+	struct loop_levers lv;
+	const struct config *config;
+	struct loop_counters counters;
 	uint64_t tick_ns;
 	uint64_t last_tick_ns;
 	uint64_t iso_carry_ns;
@@ -116,28 +88,27 @@ struct sched_loop {
 	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
 };
 
-/* sched_tick.c */
-/* The kernel nice whose CFS weight gives MuQSS's share for nice. */
-int muqss_kernel_nice(int nice);
-int sched_loop_tick(struct sched_loop *l, uint64_t now);
+/* tick.c */
 /* Queues a runnable task in the core between ticks (no system call):
  * the next tick pins and boosts it. Returns whether it was queued. */
-bool sched_loop_queue_now(struct sched_loop *l, struct managed_task *m, uint64_t now);
-/* Boost, pin, stop: the levers, with their failures logged once. */
-void managed_boost(struct sched_loop *l, struct managed_task *m, int prio);
-void managed_unboost(struct sched_loop *l, struct managed_task *m);
+bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now);
+
+/* levers.c: the levers for one task, with their failures logged once. */
+void managed_boost(struct loop *l, struct managed_task *m, int prio);
+void managed_unboost(struct loop *l, struct managed_task *m);
 /* 0 (also when too young to pin: PIN_SETTLE_NS), or -errno; -EINVAL
  * when its owner no longer allows cpu, and m->st.allowed is refreshed. */
-int managed_pin(struct sched_loop *l, struct managed_task *m, int cpu);
-/* m->st.allowed from what its owner allows (enforce_owner_affinity). */
-void managed_read_allowed(struct sched_loop *l, struct managed_task *m);
-void managed_unpin(struct sched_loop *l, struct managed_task *m);
-void managed_cont(struct sched_loop *l, struct managed_task *m);
-/* daemon_sched.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */
-void managed_set_class(struct sched_loop *l, struct managed_task *m, enum muqss_class class);
+int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now);
+/* m->st.allowed from what its owner allows. */
+void managed_read_allowed(struct loop *l, struct managed_task *m);
+void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now);
+void managed_cont(struct loop *l, struct managed_task *m);
+int managed_set_nice(struct loop *l, struct managed_task *m, int nice);
+/* managed.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */
+void managed_set_class(struct loop *l, struct managed_task *m, enum sched_class class);
 
 /* The EEVDF slice we ask for: the kernel's own rr_interval. */
-static inline uint64_t rr_slice_ns(const struct sched_loop *l)
+static inline uint64_t rr_slice_ns(const struct loop *l)
 {
 	return (uint64_t)sched_get_config(l->core)->rr_interval_ms * 1000000ULL;
 }

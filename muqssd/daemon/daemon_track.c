@@ -36,18 +36,18 @@ static void on_recovered(struct tracker *t, void *userdata)
 static void on_task_new(struct tracked_task *task, void *userdata)
 {
 	log_debug("new tid=%d tgid=%d comm=%s", (int)task->tid, (int)task->tgid, task->comm);
-	daemon_sched_task_new(userdata, task);
+	daemon_loop_task_new(userdata, task);
 }
 
 static void on_task_exec(struct tracked_task *task, void *userdata)
 {
-	daemon_sched_task_exec(userdata, task);
+	daemon_loop_task_exec(userdata, task);
 }
 
 static void on_task_exit(struct tracked_task *task, void *userdata)
 {
 	log_debug("exit tid=%d comm=%s", (int)task->tid, task->comm);
-	daemon_sched_task_exit(userdata, task);
+	daemon_loop_task_exit(userdata, task);
 }
 
 static int mkdir_parents(const char *path, mode_t mode)

@@ -10,6 +10,7 @@
 
 #include "config_file.h"
 #include "log.h"
+#include "loop.h"
 #include "time_util.h"
 
 static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -83,6 +84,7 @@ static const char *scope_name(enum scope_kind k)
 int daemon_status_json(struct daemon *d, cJSON *obj)
 {
 	const struct config_tunables *t = &d->config.tunables;
+	const struct loop_counters *lc = d->loop ? loop_counters(d->loop) : NULL;
 	cJSON *tun, *scope, *counters;
 
 	tun = cJSON_AddObjectToObject(obj, "tunables");
@@ -107,17 +109,19 @@ int daemon_status_json(struct daemon *d, cJSON *obj)
 		cJSON_AddStringToObject(scope, "cgroup", d->config.scope_cgroup);
 	cJSON_AddNumberToObject(counters, "lost_event_recoveries",
 				(double)d->counters.lost_event_recoveries);
-	cJSON_AddNumberToObject(counters, "boosts", (double)d->counters.boosts);
-	cJSON_AddNumberToObject(counters, "stops", (double)d->counters.stops);
+	cJSON_AddNumberToObject(counters, "boosts", (double)(lc ? lc->boosts : 0));
+	cJSON_AddNumberToObject(counters, "stops", (double)(lc ? lc->stops : 0));
 	cJSON_AddNumberToObject(counters, "reloads", (double)d->counters.reloads);
-	return 0;
+	return daemon_tick_status_json(d, obj);
 }
 
 void daemon_notify_status(struct daemon *d)
 {
+	const struct loop_counters *lc = d->loop ? loop_counters(d->loop) : NULL;
+
 	(void)sd_notifyf(0, "STATUS=scope %s, %llu boosts, %llu stops, %llu lost-event recoveries",
-			 scope_name(d->config.scope), (unsigned long long)d->counters.boosts,
-			 (unsigned long long)d->counters.stops,
+			 scope_name(d->config.scope), (unsigned long long)(lc ? lc->boosts : 0),
+			 (unsigned long long)(lc ? lc->stops : 0),
 			 (unsigned long long)d->counters.lost_event_recoveries);
 }
 
@@ -173,7 +177,7 @@ struct daemon *daemon_free(struct daemon *d)
 	if (!d)
 		return NULL;
 	daemon_control_stop(d);
-	daemon_sched_stop(d);
+	daemon_loop_stop(d);
 	daemon_track_stop(d);
 	sd_event_unref(d->event);
 	config_free(&d->config);
@@ -190,7 +194,7 @@ int daemon_run(struct daemon *d)
 	r = daemon_track_start(d);
 	if (r < 0)
 		return r;
-	r = daemon_sched_start(d);
+	r = daemon_loop_start(d);
 	if (r < 0)
 		return r;
 	r = daemon_control_start(d);
@@ -204,7 +208,7 @@ int daemon_run(struct daemon *d)
 	(void)sd_notify(0, "STOPPING=1");
 	/* Stop in reverse so every task is restored before we exit. */
 	daemon_control_stop(d);
-	daemon_sched_stop(d);
+	daemon_loop_stop(d);
 	daemon_track_stop(d);
 	if (r < 0)
 		return log_error_errno(r, "event loop failed: %m");

@@ -1,0 +1,51 @@
+/* How late the tick runs, and how often it missed the deadman's bound:
+ * muqssd is a process that can fall behind, and this says when it did. */
+#include "daemon.h"
+
+#include <errno.h>
+
+#include "log.h"
+
+uint64_t daemon_tick_bound_ns(const struct daemon *d)
+{
+	uint64_t rr3 = 3ULL * d->config.tunables.rr_interval_ms * 1000000ULL;
+
+	return rr3 > DAEMON_TICK_BOUND_MIN_NS ? rr3 : DAEMON_TICK_BOUND_MIN_NS;
+}
+
+void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns)
+{
+	uint64_t late = now > due_ns ? now - due_ns : 0, bound = daemon_tick_bound_ns(d);
+
+	d->counters.ticks++;
+	latency_hist_add(&d->tick_lateness, late / 1000);
+	if (late / 1000 > d->tick_lateness_max_us)
+		d->tick_lateness_max_us = late / 1000;
+	if (late + took_ns <= bound)
+		return;
+	d->counters.ticks_over_bound++;
+	/* Once per second at most: a stuck machine would flood the journal. */
+	if (now - d->last_late_log_ns < 1000000000ULL)
+		return;
+	d->last_late_log_ns = now;
+	log_warning("tick ran %llu us late and took %llu us (bound %llu us)%s",
+		    (unsigned long long)late / 1000, (unsigned long long)took_ns / 1000,
+		    (unsigned long long)bound / 1000,
+		    d->counters.ticks_over_bound > 1 ? "" : "; boosts were unchecked meanwhile");
+}
+
+int daemon_tick_status_json(struct daemon *d, cJSON *obj)
+{
+	cJSON *tick = cJSON_AddObjectToObject(obj, "tick");
+
+	if (!tick)
+		return -ENOMEM;
+	cJSON_AddNumberToObject(tick, "count", (double)d->counters.ticks);
+	cJSON_AddNumberToObject(tick, "bound_us", (double)(daemon_tick_bound_ns(d) / 1000));
+	cJSON_AddNumberToObject(tick, "late_max_us", (double)d->tick_lateness_max_us);
+	cJSON_AddNumberToObject(tick, "late_p99_us",
+				(double)latency_hist_percentile(&d->tick_lateness, 99));
+	cJSON_AddNumberToObject(tick, "over_bound", (double)d->counters.ticks_over_bound);
+	cJSON_AddNumberToObject(tick, "deadman_trips", (double)d->counters.deadman_trips);
+	return 0;
+}

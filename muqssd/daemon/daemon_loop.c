@@ -1,0 +1,323 @@
+/* Wires the live loop (muqssd/loop/) to the kernel: the tracker as its
+ * task source, the enforcer as its lever set, an sd-event timer as its
+ * tick. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <hwloc.h>
+
+#include "enforce.h"
+#include "log.h"
+#include "loop.h"
+#include "rules.h"
+#include "time_util.h"
+#include "tracker.h"
+
+/* The task source: the tracker. */
+static void src_refresh(void *ctx, uint64_t now, unsigned budget)
+{
+	(void)tracker_refresh_active(ctx, now, budget);
+}
+
+static void src_foreach_active(void *ctx, tracker_task_func_t fn, void *userdata)
+{
+	tracker_foreach_active(ctx, fn, userdata);
+}
+
+static void src_foreach(void *ctx, tracker_task_func_t fn, void *userdata)
+{
+	tracker_foreach(ctx, fn, userdata);
+}
+
+static size_t src_foreach_thread(void *ctx, pid_t tgid, tracker_task_func_t fn, void *userdata)
+{
+	return tracker_foreach_thread(ctx, tgid, fn, userdata);
+}
+
+static struct tracked_task *src_lookup(void *ctx, pid_t tid)
+{
+	return tracker_lookup(ctx, tid);
+}
+
+static size_t src_count(void *ctx)
+{
+	return tracker_count(ctx);
+}
+
+static size_t src_count_active(void *ctx)
+{
+	return tracker_count_active(ctx);
+}
+
+static const char *src_exe(void *ctx, const struct tracked_task *tt)
+{
+	return tracker_task_exe(tt);
+}
+
+static const struct loop_source_ops source_ops = {
+	.refresh = src_refresh,
+	.foreach_active = src_foreach_active,
+	.foreach = src_foreach,
+	.foreach_thread = src_foreach_thread,
+	.lookup = src_lookup,
+	.count = src_count,
+	.count_active = src_count_active,
+	.exe = src_exe,
+};
+
+/* The lever set: the enforcer. */
+static int lv_boost(void *ctx, const struct enforce_target *t, int prio)
+{
+	return enforce_boost(ctx, t, prio);
+}
+
+static int lv_unboost(void *ctx, const struct enforce_target *t)
+{
+	return enforce_unboost(ctx, t);
+}
+
+static int lv_set_idle(void *ctx, const struct enforce_target *t, bool idle)
+{
+	return enforce_set_idle(ctx, t, idle);
+}
+
+static int lv_set_nice(void *ctx, const struct enforce_target *t, int nice)
+{
+	return enforce_set_nice(ctx, t, nice);
+}
+
+static int lv_set_slice(void *ctx, const struct enforce_target *t, uint64_t ns)
+{
+	return enforce_set_slice(ctx, t, ns);
+}
+
+static bool lv_slice_supported(void *ctx)
+{
+	return enforce_slice_supported(ctx);
+}
+
+static int lv_pin(void *ctx, const struct enforce_target *t, const cpu_set_t *cpus)
+{
+	return enforce_pin(ctx, t, cpus);
+}
+
+static int lv_unpin(void *ctx, const struct enforce_target *t)
+{
+	return enforce_unpin(ctx, t);
+}
+
+static int lv_stop(void *ctx, const struct enforce_target *t)
+{
+	return enforce_stop(ctx, t);
+}
+
+static int lv_cont(void *ctx, const struct enforce_target *t)
+{
+	return enforce_cont(ctx, t);
+}
+
+static int lv_release(void *ctx, const struct enforce_target *t)
+{
+	return enforce_release(ctx, t);
+}
+
+static void lv_forget(void *ctx, pid_t tid)
+{
+	enforce_forget(ctx, tid);
+}
+
+static int lv_owner_affinity(void *ctx, pid_t tid, cpu_set_t *ret)
+{
+	return enforce_owner_affinity(ctx, tid, ret);
+}
+
+static int lv_get_original(void *ctx, pid_t tid, struct enforce_original *ret)
+{
+	return enforce_get_original(ctx, tid, ret);
+}
+
+static int lv_undo_inherited(void *ctx, const struct enforce_target *child,
+			     const struct enforce_original *orig, const struct loop_inherited *w)
+{
+	return enforce_undo_inherited(ctx, child, orig, w->affinity, w->idle_policy,
+				      w->our_slice_ns, w->our_nice, w->owner_nice);
+}
+
+static void lv_restore_all(void *ctx)
+{
+	int r = enforcer_restore_all(ctx);
+
+	if (r < 0)
+		log_error_errno(r, "restoring tasks failed: %m");
+}
+
+static const struct loop_lever_ops lever_ops = {
+	.boost = lv_boost,
+	.unboost = lv_unboost,
+	.set_idle = lv_set_idle,
+	.set_nice = lv_set_nice,
+	.set_slice = lv_set_slice,
+	.slice_supported = lv_slice_supported,
+	.pin = lv_pin,
+	.unpin = lv_unpin,
+	.stop = lv_stop,
+	.cont = lv_cont,
+	.release = lv_release,
+	.forget = lv_forget,
+	.owner_affinity = lv_owner_affinity,
+	.get_original = lv_get_original,
+	.undo_inherited = lv_undo_inherited,
+	.restore_all = lv_restore_all,
+};
+
+/* The rule for tt as the loop takes it; NULL when none matches. */
+static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_task *tt,
+					struct loop_rule *buf)
+{
+	const struct rule *r = daemon_rules_match(d, tt);
+
+	if (!r)
+		return NULL;
+	*buf = (struct loop_rule){ (enum sched_class)r->class, r->nice_set, r->nice };
+	return buf;
+}
+
+void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
+{
+	struct loop_rule buf;
+
+	if (d->loop)
+		loop_task_new(d->loop, tt, rule_for(d, tt, &buf), tracker_event_ns(d->tracker),
+			      now_nsec(CLOCK_MONOTONIC));
+}
+
+/* Brings the next tick forward: between ticks, up to TICK_IDLE_NS, is
+ * too long for a task just queued. */
+static void pull_tick(struct daemon *d)
+{
+	uint64_t at = loop_pull_tick_ns(d->loop) / 1000, now = now_usec(CLOCK_MONOTONIC), next;
+
+	if (at < now)
+		at = now;
+	if (sd_event_source_get_time(d->tick, &next) < 0 || next <= at)
+		return;
+	(void)sd_event_source_set_time(d->tick, at);
+}
+
+void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)
+{
+	struct loop_rule buf;
+	const struct loop_rule *rule;
+
+	if (!d->loop)
+		return;
+	rule = rule_for(d, tt, &buf);
+	if (loop_task_exec(d->loop, tt, rule, tracker_event_ns(d->tracker), now_nsec(CLOCK_MONOTONIC)))
+		pull_tick(d);
+}
+
+void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt)
+{
+	if (d->loop)
+		loop_task_exit(d->loop, tt);
+}
+
+int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
+		     bool nice_set, int nice, char *err, size_t errlen)
+{
+	if (!d->loop) {
+		snprintf(err, errlen, "the scheduler is not running");
+		return -EAGAIN;
+	}
+	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
+}
+
+int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
+{
+	return d->loop ? loop_dump_queues(d->loop, cpu, now_nsec(CLOCK_MONOTONIC), array) : 0;
+}
+
+void daemon_tunables_changed(struct daemon *d)
+{
+	if (d->loop)
+		(void)loop_set_tunables(d->loop, &d->config.tunables);
+}
+
+/* Every lever is recorded before it is pulled, inside the tick. On a disk
+ * filesystem a record write can wait for writeback (ext4 flushes a file
+ * renamed over another), which holds a boosted task unchecked for as long:
+ * a second was seen. /run is a tmpfs under systemd. */
+static void warn_unless_in_memory(const char *dir)
+{
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) < 0 || sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC)
+		return;
+	log_warning("state directory %s is not on a tmpfs: writing its records may wait "
+		    "for the disk and stall scheduling; use one in memory (/run under systemd)", dir);
+}
+
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC), next_ns, took;
+
+	next_ns = loop_tick(d->loop, now);
+	took = now_nsec(CLOCK_MONOTONIC) - now;
+	daemon_lateness_note(d, usec * 1000, now, took);
+	(void)sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + next_ns / 1000);
+	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+int daemon_loop_start(struct daemon *d)
+{
+	struct loop_source src = { &source_ops, d->tracker };
+	struct loop_levers lv;
+	hwloc_topology_t topo;
+	int r;
+
+	r = enforcer_new(&d->enf, d->config.state_dir);
+	if (r < 0)
+		return log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
+	warn_unless_in_memory(d->config.state_dir);
+	lv = (struct loop_levers){ &lever_ops, d->enf };
+	if (hwloc_topology_init(&topo) < 0)
+		return log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");
+	if (hwloc_topology_load(topo) < 0) {
+		r = log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");
+		hwloc_topology_destroy(topo);
+		return r;
+	}
+	(void)daemon_rules_load(d);
+	r = loop_new(&d->loop, topo, &d->config, &src, &lv, now_nsec(CLOCK_MONOTONIC));
+	/* The core keeps what it needs of the topology; hwloc's own copy is
+	 * large on a large machine and would stay locked in memory. */
+	hwloc_topology_destroy(topo);
+	if (r < 0)
+		return log_error_errno(r, "cannot start the scheduler: %m");
+	/* Above every boost we grant, so a boosted spinner never starves us. */
+	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
+	/* Accuracy 1 us: sd-event's default of 250 ms would coalesce the tick away. */
+	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 1, on_tick, d);
+	if (r < 0)
+		return log_error_errno(r, "cannot arm the scheduler tick: %m");
+	log_info("scheduler: %d CPUs, rr_interval %u ms, EEVDF slice %s", loop_nr_cpus(d->loop),
+		 d->config.tunables.rr_interval_ms,
+		 enforce_slice_supported(d->enf) ? "supported" : "unsupported");
+	return 0;
+}
+
+void daemon_loop_stop(struct daemon *d)
+{
+	d->tick = sd_event_source_disable_unref(d->tick);
+	if (d->loop)
+		loop_restore_all(d->loop);
+	else if (d->enf)
+		lv_restore_all(d->enf);
+	d->loop = loop_free(d->loop);
+	d->enf = enforcer_free(d->enf);
+	daemon_rules_free(d);
+}

@@ -1,0 +1,114 @@
+/* The levers for one managed task: each call goes through the lever set,
+ * is counted, and its failure is logged once, here. ESRCH is no failure:
+ * tasks vanish between a read and a write all the time. */
+#include "loop-internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "log.h"
+
+static void lever_failed(struct managed_task *m, const char *lever, int r)
+{
+	if (r != -ESRCH)
+		log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm, sched_class_name(m->st.class),
+			 lever, "cannot %s: %s, ignoring", lever, strerror(-r));
+}
+
+void managed_boost(struct loop *l, struct managed_task *m, int prio)
+{
+	int r;
+
+	if (m->boost_prio == prio)
+		return;
+	l->counters.calls_boost++;
+	r = l->lv.ops->boost(l->lv.ctx, &m->target, prio);
+	if (r < 0) {
+		lever_failed(m, "boost", r);
+		return;
+	}
+	if (!m->boost_prio)
+		l->counters.boosts++;
+	m->boost_prio = (uint8_t)prio;
+}
+
+void managed_unboost(struct loop *l, struct managed_task *m)
+{
+	if (!m->boost_prio)
+		return;
+	l->counters.calls_unboost++;
+	(void)l->lv.ops->unboost(l->lv.ctx, &m->target);
+	m->boost_prio = 0;
+}
+
+void managed_read_allowed(struct loop *l, struct managed_task *m)
+{
+	const struct topology *topo = sched_topology(l->core);
+	struct cpumask allowed;
+	cpu_set_t set;
+
+	cpumask_fill(&allowed, l->nr_cpus);
+	if (l->lv.ops->owner_affinity(l->lv.ctx, m->target.tid, &set) == 0) {
+		cpumask_zero(&allowed);
+		for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+			if (CPU_ISSET(topology_os_index(topo, cpu), &set))
+				cpumask_set(&allowed, cpu);
+	}
+	/* An owner's mask with none of our CPUs: the task stays where it
+	 * was, and the pin there fails and takes it off the core. */
+	(void)sched_set_allowed(l->core, &m->st, &allowed);
+}
+
+int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
+{
+	cpu_set_t set;
+	int r;
+
+	if (m->pinned_cpu == cpu || now < m->settle_until_ns)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(topology_os_index(sched_topology(l->core), cpu), &set);
+	l->counters.calls_pin++;
+	r = l->lv.ops->pin(l->lv.ctx, &m->target, &set);
+	if (r == -EINVAL) {
+		/* Its owner has since taken this CPU from it: the core's
+		 * mask is stale. */
+		managed_read_allowed(l, m);
+		return r;
+	}
+	if (r < 0)
+		lever_failed(m, "pin", r);
+	else
+		m->pinned_cpu = cpu;
+	return r;
+}
+
+void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now)
+{
+	if (m->pinned_cpu < 0)
+		return;
+	l->counters.calls_unpin++;
+	(void)l->lv.ops->unpin(l->lv.ctx, &m->target);
+	m->pinned_cpu = -1;
+	m->unpinned_ns = now;
+}
+
+void managed_cont(struct loop *l, struct managed_task *m)
+{
+	if (!m->stopped)
+		return;
+	l->counters.calls_signal++;
+	(void)l->lv.ops->cont(l->lv.ctx, &m->target);
+	m->stopped = false;
+}
+
+int managed_set_nice(struct loop *l, struct managed_task *m, int nice)
+{
+	int r;
+
+	l->counters.calls_nice++;
+	r = l->lv.ops->set_nice(l->lv.ctx, &m->target, nice);
+	if (r < 0)
+		lever_failed(m, "renice", r);
+	return r;
+}
