@@ -82,6 +82,7 @@ struct loop {
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;
 	bool any_d_state;	/* a managed task sat in D this tick */
+	bool reboost;		/* the deadman dropped our boosts: pick again */
 	struct managed_task **armable; /* this tick: sleepers worth a wake boost */
 	size_t nr_armable, armable_cap;
 	uint64_t armed_slice_ns;	/* this tick: least slice left among them */

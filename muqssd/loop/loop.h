@@ -152,6 +152,9 @@ int loop_set_class(struct loop *l, pid_t pid, pid_t tid, enum sched_class class,
 int loop_task_class(struct loop *l, pid_t tid);
 /* Appends one object per CPU with its queue in order; cpu < 0: all. */
 int loop_dump_queues(struct loop *l, int cpu, uint64_t now, cJSON *array);
+/* The deadman dropped every boost and resumed every stopped task while
+ * the loop was held up: forget them, so the next tick starts clean. */
+void loop_boosts_dropped(struct loop *l);
 /* New tunables. */
 int loop_set_tunables(struct loop *l, const struct config_tunables *t);
 const struct loop_counters *loop_counters(const struct loop *l);

@@ -362,6 +362,25 @@ struct loop *loop_free(struct loop *l)
 	return NULL;
 }
 
+static void forget_levers(struct tracked_task *tt, void *userdata)
+{
+	struct managed_task *m = tt->sched_data;
+
+	if (!m)
+		return;
+	m->boost_prio = 0;
+	if (m->stopped) {
+		m->stopped = false;
+		m->cont_until_ns = 0;
+	}
+}
+
+void loop_boosts_dropped(struct loop *l)
+{
+	l->src.ops->foreach(l->src.ctx, forget_levers, NULL);
+	l->reboost = true;
+}
+
 const struct loop_counters *loop_counters(const struct loop *l)
 {
 	return &l->counters;
