@@ -45,6 +45,9 @@ struct daemon {
 	struct latency_hist tick_lateness; /* how late each tick ran, us */
 	uint64_t tick_lateness_max_us;
 	uint64_t last_late_log_ns;
+	uint64_t last_trip_log_ns;
+	uint64_t test_stall_ns;		/* MUQSSD_TEST_STALL_MS: the test hook */
+	bool test_stall_pending;
 };
 
 /* A tick must have finished within this of when it was due, or the

@@ -4,11 +4,14 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <time.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <hwloc.h>
 
+#include "deadman.h"
 #include "enforce.h"
 #include "log.h"
 #include "loop.h"
@@ -260,16 +263,77 @@ static void warn_unless_in_memory(const char *dir)
 		    "for the disk and stall scheduling; use one in memory (/run under systemd)", dir);
 }
 
+/* The loop is back after the deadman dropped our boosts: make sure of
+ * it (a boost being made as it tripped), and say so once a second. */
+static void take_over(struct daemon *d, uint64_t now)
+{
+	struct deadman_trip trip;
+
+	if (!deadman_take_trip(d->deadman, &trip))
+		return;
+	enforcer_drop_all_boosts(d->enf);
+	loop_boosts_dropped(d->loop);
+	d->counters.deadman_trips++;
+	if (now - d->last_trip_log_ns < 1000000000ULL)
+		return;
+	d->last_trip_log_ns = now;
+	log_warning("deadman: the loop was held up %s, %llu ms past its deadline; dropped %u "
+		    "boosts, resumed %u stopped processes (%llu trips so far)",
+		    trip.phase ? trip.phase : "", (unsigned long long)trip.late_ns / 1000000,
+		    trip.unboosted, trip.resumed, (unsigned long long)d->counters.deadman_trips);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
-	uint64_t now = now_nsec(CLOCK_MONOTONIC), next_ns, took;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC), bound = daemon_tick_bound_ns(d), next_ns, took;
 
+	deadman_kick(d->deadman, now + bound, "in its tick");
+	take_over(d, now);
+	if (d->test_stall_ns && d->test_stall_pending) {
+		struct timespec ts = { (time_t)(d->test_stall_ns / 1000000000ULL),
+				       (long)(d->test_stall_ns % 1000000000ULL) };
+
+		d->test_stall_pending = false;
+		log_info("test: stalling the tick for %llu ms", (unsigned long long)d->test_stall_ns / 1000000);
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	next_ns = loop_tick(d->loop, now);
 	took = now_nsec(CLOCK_MONOTONIC) - now;
-	daemon_lateness_note(d, usec * 1000, now, took);
-	(void)sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + next_ns / 1000);
+	/* The first tick is armed at 0: it is due when it runs. */
+	daemon_lateness_note(d, usec ? usec * 1000 : now, now, took);
+	now = now_nsec(CLOCK_MONOTONIC);
+	deadman_kick(d->deadman, now + next_ns + bound, "between ticks");
+	(void)sd_event_source_set_time(s, now / 1000 + next_ns / 1000);
 	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Test hook (MUQSSD_TEST_STALL_MS in the environment at start): SIGUSR2
+ * holds the next tick that long, as a loop blocked in a read would be. */
+static int on_sigusr2(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	d->test_stall_pending = true;
+	return 0;
+}
+
+static void test_stall_setup(struct daemon *d)
+{
+	const char *ms = getenv("MUQSSD_TEST_STALL_MS");
+	sigset_t mask;
+
+	if (!ms || atoi(ms) <= 0)
+		return;
+	d->test_stall_ns = (uint64_t)atoi(ms) * 1000000ULL;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (sd_event_add_signal(d->event, NULL, SIGUSR2, on_sigusr2, d) < 0)
+		d->test_stall_ns = 0;
+	else
+		log_warning("test hook on: SIGUSR2 stalls the tick for %s ms", ms);
 }
 
 int daemon_loop_start(struct daemon *d)
@@ -300,6 +364,12 @@ int daemon_loop_start(struct daemon *d)
 		return log_error_errno(r, "cannot start the scheduler: %m");
 	/* Above every boost we grant, so a boosted spinner never starves us. */
 	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
+	/* And above us, the thread that ends our boosts if we stall. */
+	r = deadman_start(&d->deadman, ENFORCE_DAEMON_PRIO + 1);
+	if (r < 0)
+		return log_error_errno(r, "cannot start the deadman thread: %m");
+	enforcer_set_deadman(d->enf, d->deadman);
+	test_stall_setup(d);
 	/* Accuracy 1 us: sd-event's default of 250 ms would coalesce the tick away. */
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 1, on_tick, d);
 	if (r < 0)
@@ -312,6 +382,8 @@ int daemon_loop_start(struct daemon *d)
 
 void daemon_loop_stop(struct daemon *d)
 {
+	/* Putting every task back may take a while: that is no stall. */
+	deadman_kick(d->deadman, 0, NULL);
 	d->tick = sd_event_source_disable_unref(d->tick);
 	if (d->loop)
 		loop_restore_all(d->loop);
@@ -319,5 +391,7 @@ void daemon_loop_stop(struct daemon *d)
 		lv_restore_all(d->enf);
 	d->loop = loop_free(d->loop);
 	d->enf = enforcer_free(d->enf);
+	deadman_stop(d->deadman);
+	d->deadman = NULL;
 	daemon_rules_free(d);
 }

@@ -1,7 +1,9 @@
 /* Shared by the enforcer and its levers; not for the daemon. */
 #pragma once
 
+#include "deadman.h"
 #include "enforce.h"
+#include "sched_attr.h"
 #include "state_record.h"
 #include "task_stat.h"
 
@@ -19,6 +21,8 @@ struct enforce_task {
 	uint64_t slice_ns;
 	bool pinned;
 	cpu_set_t pinned_to;
+	/* Deadman slots + 1 while boosted, while stopped; 0: none. */
+	int dm_boost, dm_stop;
 };
 
 struct enforcer {
@@ -29,8 +33,15 @@ struct enforcer {
 	bool rt_group_explained;
 	enum enforce_refusal last_refusal;
 	size_t count;
+	struct deadman *deadman; /* NULL: no deadman */
 	struct enforce_task *buckets[ENFORCE_BUCKETS];
 };
+
+/* The base attributes a task goes back to when not boosted. */
+void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
+		       struct sched_attr_v1 *ret);
+/* Gives a deadman slot (t->dm_boost or t->dm_stop) back, if held. */
+void enforce_dm_release(struct enforcer *e, int *slot);
 
 /* Finds the task (recording it when create and it passes every guard),
  * checks its start time and reads its current stat. With !create an

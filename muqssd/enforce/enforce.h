@@ -73,6 +73,11 @@ const char *enforce_refusal_to_string(enum enforce_refusal r);
 int enforce_owner_affinity(struct enforcer *e, pid_t tid, cpu_set_t *ret);
 /* Whether sched_setattr() takes sched_runtime for normal tasks (6.12+). */
 bool enforce_slice_supported(const struct enforcer *e);
+/* Hands every boost and stop to d before it is made (deadman.h). */
+struct deadman;
+void enforcer_set_deadman(struct enforcer *e, struct deadman *d);
+/* After a deadman trip: every boost and stop undone, for sure. */
+void enforcer_drop_all_boosts(struct enforcer *e);
 /* Number of tasks with a live record. */
 size_t enforcer_count(const struct enforcer *e);
 

@@ -83,6 +83,8 @@ static void task_unlink(struct enforcer *e, struct enforce_task *t)
 
 	for (; *p; p = &(*p)->next)
 		if (*p == t) {
+			enforce_dm_release(e, &t->dm_boost);
+			enforce_dm_release(e, &t->dm_stop);
 			*p = t->next;
 			e->count--;
 			free(t);
@@ -254,6 +256,37 @@ int enforcer_restore_all(struct enforcer *e)
 				ret = r;
 		}
 	return ret;
+}
+
+void enforcer_set_deadman(struct enforcer *e, struct deadman *d)
+{
+	e->deadman = d;
+}
+
+void enforce_dm_release(struct enforcer *e, int *slot)
+{
+	if (*slot)
+		deadman_release(e->deadman, *slot - 1);
+	*slot = 0;
+}
+
+void enforcer_drop_all_boosts(struct enforcer *e)
+{
+	for (size_t i = 0; i < ENFORCE_BUCKETS; i++)
+		for (struct enforce_task *t = e->buckets[i]; t; t = t->next) {
+			struct enforce_target target = { t->rec.tid, t->rec.tgid, t->rec.start_time };
+
+			/* The deadman undid these already; again from here, in
+			 * case the loop was making one of them as it tripped. */
+			if (t->boost_prio)
+				(void)enforce_unboost(e, &target);
+			if (t->stopped)
+				(void)enforce_cont(e, &target);
+			t->boost_prio = 0;
+			t->stopped = false;
+			enforce_dm_release(e, &t->dm_boost);
+			enforce_dm_release(e, &t->dm_stop);
+		}
 }
 
 int enforce_get_original(const struct enforcer *e, pid_t tid, struct enforce_original *ret)

@@ -15,19 +15,43 @@ uint64_t slice_request(uint64_t ns, uint64_t default_ns)
 	return ns == default_ns ? 0 : ns;
 }
 
-/* The policy the task has when not boosted: original or SCHED_IDLE, with
- * the nice and slice we last set. The caller checked the start time. */
-static int apply_base(struct enforcer *e, struct enforce_task *t)
+void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
+		       struct sched_attr_v1 *ret)
 {
-	struct sched_attr_v1 a = {
+	*ret = (struct sched_attr_v1){
 		.sched_policy = t->idle ? SCHED_IDLE : (uint32_t)t->rec.policy,
 		.sched_nice = t->nice,
 		.sched_flags = t->rec.reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0,
 	};
-
 	if (e->slice_supported)
-		a.sched_runtime = slice_request(t->slice_ns, e->default_slice_ns);
+		ret->sched_runtime = slice_request(t->slice_ns, e->default_slice_ns);
+}
+
+/* The policy the task has when not boosted: original or SCHED_IDLE, with
+ * the nice and slice we last set. The caller checked the start time. */
+static int apply_base(struct enforcer *e, struct enforce_task *t)
+{
+	struct sched_attr_v1 a;
+
+	enforce_base_attr(e, t, &a);
 	return sched_attr_set(t->rec.tid, &a);
+}
+
+/* The deadman learns of a boost before it is made, so that whatever
+ * happens to the loop the boost ends. No slot, no boost. */
+static int dm_note_boost(struct enforcer *e, struct enforce_task *t)
+{
+	struct sched_attr_v1 base;
+	int slot;
+
+	if (!e->deadman || t->dm_boost)
+		return 0;
+	enforce_base_attr(e, t, &base);
+	slot = deadman_note_boost(e->deadman, t->rec.tid, &base);
+	if (slot < 0)
+		return slot;
+	t->dm_boost = slot + 1;
+	return 0;
 }
 
 /* A policy someone else set while we were not boosting: theirs to keep. */
@@ -100,7 +124,12 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 		if (r < 0)
 			return r;
 	}
+	r = dm_note_boost(e, t);
+	if (r < 0)
+		return r;
 	r = sched_attr_set(t->rec.tid, &a);
+	if (r < 0 && !t->boost_prio)
+		enforce_dm_release(e, &t->dm_boost);
 	if (r == -EPERM)
 		return explain_eperm(e, t);
 	if (r < 0)
@@ -119,10 +148,11 @@ int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
 	if (r < 0 || !t || !t->boost_prio)
 		return r;
 	r = apply_base(e, t);
-	if (r < 0)
+	if (r < 0 && r != -ESRCH)
 		return r;
 	t->boost_prio = 0;
-	return 0;
+	enforce_dm_release(e, &t->dm_boost);
+	return r;
 }
 
 int enforce_set_idle(struct enforcer *e, const struct enforce_target *target, bool idle)

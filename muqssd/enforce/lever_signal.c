@@ -14,7 +14,10 @@
 
 #include "log.h"
 
-static int signal_process(const struct state_record *rec, int sig)
+/* For SIGSTOP, the deadman gets the pidfd first (*dm_slot), so that the
+ * stop ends whatever happens to the loop; no slot, no stop. */
+static int signal_process(struct enforcer *e, const struct state_record *rec, int sig,
+			  int *dm_slot)
 {
 	int fd, r;
 
@@ -22,6 +25,13 @@ static int signal_process(const struct state_record *rec, int sig)
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
 	r = task_verify(rec->tgid, rec->tid, rec->start_time);
+	if (r == 0 && dm_slot && e->deadman && !*dm_slot) {
+		r = deadman_note_stop(e->deadman, fd);
+		if (r >= 0) {
+			*dm_slot = r + 1;
+			r = 0;
+		}
+	}
 	if (r == 0 && pidfd_send_signal(fd, sig, NULL, 0) < 0)
 		r = -errno;
 	close(fd);
@@ -48,9 +58,11 @@ int enforce_stop(struct enforcer *e, const struct enforce_target *target)
 			return r;
 		}
 	}
-	r = signal_process(&t->rec, SIGSTOP);
+	r = signal_process(e, &t->rec, SIGSTOP, &t->dm_stop);
 	if (r == 0)
 		t->stopped = true;
+	else
+		enforce_dm_release(e, &t->dm_stop);
 	return r;
 }
 
@@ -63,8 +75,10 @@ int enforce_cont(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, false, &t, &st);
 	if (r < 0 || !t || !t->stopped)
 		return r;
-	r = signal_process(&t->rec, SIGCONT);
-	if (r == 0)
+	r = signal_process(e, &t->rec, SIGCONT, NULL);
+	if (r == 0 || r == -ESRCH) {
 		t->stopped = false;
+		enforce_dm_release(e, &t->dm_stop);
+	}
 	return r;
 }

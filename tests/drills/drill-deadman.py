@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The deadman: a loop held up (the MUQSSD_TEST_STALL_MS hook, as a loop
+blocked in a /proc read would be) while ISO hogs hold both CPUs boosted.
+Within the bound the deadman drops every boost, so a SCHED_OTHER task
+outside the scope gets a CPU; the loop takes over again when it is back
+and leaves nothing boosted or stopped at exit.
+
+iso_cpu is 100 here, so the ISO hogs hold both CPUs in SCHED_FIFO for as
+long as the loop is in charge: an outside task gets a CPU only through the
+deadman (or the kernel's fair server, 50 ms a second). Without the deadman
+it waits out the whole stall, 500 ms."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+from sched_util import HOG, NCPU, PROBE, Daemon, Scope, assert_clean, hog_pids  # noqa: E402
+sys.path.insert(0, HERE)
+import wire  # noqa: E402
+
+STALL_MS = 500
+HOGS = 8
+
+
+def outside_probe(raw):
+    """A SCHED_OTHER task outside the scope: 100 wake-ups 2 ms apart, all
+    within the stall when it gets a CPU."""
+    return subprocess.Popen(["timeout", "-s", "KILL", "20", PROBE, "-p", "2", "-w", "0.1",
+                             "-d", "0.2", "-o", raw], stdout=subprocess.PIPE, text=True)
+
+
+def status(d):
+    """From this FIFO process: a muqssctl would wait for a CPU like any
+    SCHED_OTHER task."""
+    with wire.connect(d.sock) as s:
+        wire.hello(s)
+        t, body = wire.call(s, wire.STATUS)
+    assert t == wire.OK, body
+    return body
+
+
+def main():
+    if os.geteuid() != 0:
+        print("needs root")
+        return 77
+    if NCPU != 2:
+        print(f"SKIP: the drill is sized for 2 CPUs, this machine has {NCPU}")
+        return 77
+    scope = Scope([f"{HOG} 30 >/dev/null"] * HOGS, limit=30)
+    d = None
+    os.environ["MUQSSD_TEST_STALL_MS"] = str(STALL_MS)
+    conf = os.path.join(scope.tmp, "iso100.conf")
+    with open(conf, "w") as f:
+        f.write("[scheduler]\niso_cpu = 100\n")
+    try:
+        # Above the boosts, below the daemon; children start SCHED_OTHER.
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(19))
+        d = Daemon(scope.root.pid, scope.tmp, config=conf)
+        deadline = time.monotonic() + 10
+        while len(hogs := hog_pids(scope, "30")) < HOGS and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(hogs) == HOGS, f"hogs: {hogs}"
+        for p in hogs:
+            d.ctl("iso", str(p))
+        time.sleep(1.0)
+        bound_ms = status(d)["tick"]["bound_us"] / 1000
+        trips_before = status(d)["tick"]["deadman_trips"]
+        raw = os.path.join(scope.tmp, "outside.raw")
+        os.kill(d.pid, signal.SIGUSR2)
+        probe = outside_probe(raw)
+        out, _ = probe.communicate(timeout=25)
+        assert os.path.exists(raw), f"the outside probe failed: rc {probe.returncode}, {out}"
+        lat_ms = [float(x) / 1000 for x in open(raw).read().split()]
+        worst = max(lat_ms)
+        st = status(d)["tick"]
+        print(f"outside task: {len(lat_ms)} wake-ups, worst wait {worst:.1f} ms "
+              f"(stall {STALL_MS} ms, bound {bound_ms:.0f} ms); {out.strip()}")
+        print(f"status tick: {st}")
+        assert st["deadman_trips"] > trips_before, f"no deadman trip: {st}"
+        assert st["over_bound"] >= 1, f"the stall was not counted: {st}"
+        # Far below the stall it would otherwise wait out; the bench
+        # measures it against the bound on a quiet machine.
+        assert worst < STALL_MS / 3, f"the outside task waited {worst:.1f} ms"
+        # Back in charge: the ISO hogs are boosted again.
+        time.sleep(0.5)
+        fifo = [p for p in hogs if open(f"/proc/{p}/stat", "rb").read().rsplit(b")", 1)[1].split()[38] == b"1"]
+        print(f"ISO hogs boosted again after the stall: {len(fifo)}")
+        assert fifo, "the loop did not take over again"
+        d.kill(signal.SIGTERM)
+        d = None
+        assert_clean(scope.pids(), "after SIGTERM")
+        print("1 passed, 0 failed")
+        return 0
+    except Exception:
+        if d:
+            d.log.flush()
+            print(open(d.log.name).read()[-4000:])
+        raise
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        if d:
+            d.kill(signal.SIGTERM)
+        scope.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
