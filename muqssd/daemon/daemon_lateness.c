@@ -4,6 +4,7 @@
 
 #include <errno.h>
 
+#include "deadman.h"
 #include "log.h"
 
 uint64_t daemon_tick_bound_ns(const struct daemon *d)
@@ -46,6 +47,7 @@ int daemon_tick_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(tick, "late_p99_us",
 				(double)latency_hist_percentile(&d->tick_lateness, 99));
 	cJSON_AddNumberToObject(tick, "over_bound", (double)d->counters.ticks_over_bound);
-	cJSON_AddNumberToObject(tick, "deadman_trips", (double)d->counters.deadman_trips);
+	/* The thread's own count: the loop learns of a trip at its next tick. */
+	cJSON_AddNumberToObject(tick, "deadman_trips", (double)deadman_trips(d->deadman));
 	return 0;
 }

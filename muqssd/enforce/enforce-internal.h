@@ -23,6 +23,7 @@ struct enforce_task {
 	cpu_set_t pinned_to;
 	/* Deadman slots + 1 while boosted, while stopped; 0: none. */
 	int dm_boost, dm_stop;
+	int pidfd;	/* the thread's (PIDFD_THREAD), or -1 */
 };
 
 struct enforcer {
@@ -56,6 +57,11 @@ struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid);
 int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force);
 int enforcer_refuse(struct enforcer *e, pid_t tid, enum enforce_refusal why);
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD 0200 /* O_EXCL: a pidfd for one thread (6.9) */
+#endif
+/* The recorded task is still there: through its pidfd, or its start time. */
+int enforce_task_check(const struct enforce_task *t);
 /* Start time of tid checked again right before a syscall on it. */
 int task_verify(pid_t tgid, pid_t tid, uint64_t start_time);
 /* Puts one recorded task back; -ESRCH when it is gone or another task. */

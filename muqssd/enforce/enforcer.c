@@ -2,6 +2,9 @@
 #include "enforce-internal.h"
 
 #include <errno.h>
+#include <sys/resource.h>
+#include <fcntl.h>
+#include <sys/pidfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +50,18 @@ size_t enforcer_count(const struct enforcer *e)
 	return e->count;
 }
 
+/* Each recorded task holds a pidfd: the soft limit of 1024 is for
+ * select(), which nothing here uses. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int enforcer_new(struct enforcer **ret, const char *state_dir)
 {
 	struct enforcer *e;
@@ -57,6 +72,7 @@ int enforcer_new(struct enforcer **ret, const char *state_dir)
 		return -ENOMEM;
 	e->dir_fd = -1;
 	e->self = getpid();
+	raise_fd_limit();
 	e->slice_supported = sched_slice_probe(&e->default_slice_ns);
 	r = state_dir_open(state_dir, true, &e->dir_fd);
 	if (r < 0)
@@ -85,6 +101,8 @@ static void task_unlink(struct enforcer *e, struct enforce_task *t)
 		if (*p == t) {
 			enforce_dm_release(e, &t->dm_boost);
 			enforce_dm_release(e, &t->dm_stop);
+			if (t->pidfd >= 0)
+				close(t->pidfd);
 			*p = t->next;
 			e->count--;
 			free(t);
@@ -101,6 +119,8 @@ struct enforcer *enforcer_free(struct enforcer *e)
 			struct enforce_task *t = e->buckets[i];
 
 			e->buckets[i] = t->next;
+			if (t->pidfd >= 0)
+				close(t->pidfd);
 			free(t);
 		}
 	if (e->dir_fd >= 0)
@@ -151,6 +171,14 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
 	t->rec.slice_ns = e->slice_supported ? a.sched_runtime : 0;
 	t->nice = t->rec.nice;
 	t->slice_ns = t->rec.slice_ns;
+	/* From here on a pidfd, not /proc, tells whether it is still this
+	 * task; without one (before 6.9, or out of fds) stat is read. */
+	t->pidfd = pidfd_open(target->tid, PIDFD_THREAD);
+	if (t->pidfd >= 0 && task_verify(target->tgid, target->tid, target->start_time) < 0) {
+		close(t->pidfd);
+		free(t);
+		return -ESRCH;
+	}
 	t->next = e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS];
 	e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS] = t;
 	e->count++;
@@ -171,13 +199,29 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_PID1);
 	if (target->tgid == e->self)
 		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_SELF);
+	t = enforcer_find(e, target->tid);
+	if (t && t->pidfd >= 0 && t->rec.start_time == target->start_time &&
+	    t->rec.tgid == target->tgid) {
+		/* Known, and held by a pidfd: no /proc read, which could wait
+		 * on the task itself (exec_update_lock, held mid-exec). */
+		struct sched_attr_v1 a;
+
+		r = enforce_task_check(t);
+		if (r == 0)
+			r = sched_attr_get(target->tid, &a);
+		if (r < 0)
+			return r;
+		memset(st, 0, sizeof(*st));
+		st->start_time = target->start_time;
+		st->policy = a.sched_policy;
+		*ret = t;
+		return 0;
+	}
 	r = task_stat_read(target->tgid, target->tid, st);
 	if (r < 0)
 		return r;
 	if (st->start_time != target->start_time)
 		return -ESRCH;
-
-	t = enforcer_find(e, target->tid);
 	if (t && (t->rec.start_time != target->start_time || t->rec.tgid != target->tgid)) {
 		/* The tid was reused and we missed the exit: the old record is moot. */
 		(void)state_remove(e->dir_fd, t->rec.tid);
@@ -256,6 +300,15 @@ int enforcer_restore_all(struct enforcer *e)
 				ret = r;
 		}
 	return ret;
+}
+
+int enforce_task_check(const struct enforce_task *t)
+{
+	if (t->pidfd < 0)
+		return task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+	if (pidfd_send_signal(t->pidfd, 0, NULL, 0) < 0)
+		return errno == EPERM ? 0 : -ESRCH;
+	return 0;
 }
 
 void enforcer_set_deadman(struct enforcer *e, struct deadman *d)

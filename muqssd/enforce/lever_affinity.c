@@ -47,7 +47,7 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	if (r < 0)
 		return r;
 	if (r > 0 || wrote > 0) {
-		r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+		r = enforce_task_check(t);
 		if (r < 0)
 			return r;
 	}

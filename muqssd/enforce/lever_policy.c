@@ -77,7 +77,7 @@ static int policy_task(struct enforcer *e, const struct enforce_target *target,
 		return r;
 	r = enforcer_mark(e, *ret, STATE_CHANGED_POLICY, false);
 	if (r > 0)
-		r = task_verify((*ret)->rec.tgid, (*ret)->rec.tid, (*ret)->rec.start_time);
+		r = enforce_task_check(*ret);
 	return r;
 }
 
@@ -120,7 +120,7 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 		r = enforcer_mark(e, t, 0, true);
 		if (r < 0)
 			return r;
-		r = task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
+		r = enforce_task_check(t);
 		if (r < 0)
 			return r;
 	}

@@ -16,15 +16,15 @@
 
 /* For SIGSTOP, the deadman gets the pidfd first (*dm_slot), so that the
  * stop ends whatever happens to the loop; no slot, no stop. */
-static int signal_process(struct enforcer *e, const struct state_record *rec, int sig,
+static int signal_process(struct enforcer *e, const struct enforce_task *t, int sig,
 			  int *dm_slot)
 {
 	int fd, r;
 
-	fd = pidfd_open(rec->tgid, 0);
+	fd = pidfd_open(t->rec.tgid, 0);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
-	r = task_verify(rec->tgid, rec->tid, rec->start_time);
+	r = enforce_task_check(t);
 	if (r == 0 && dm_slot && e->deadman && !*dm_slot) {
 		r = deadman_note_stop(e->deadman, fd);
 		if (r >= 0) {
@@ -58,7 +58,7 @@ int enforce_stop(struct enforcer *e, const struct enforce_target *target)
 			return r;
 		}
 	}
-	r = signal_process(e, &t->rec, SIGSTOP, &t->dm_stop);
+	r = signal_process(e, t, SIGSTOP, &t->dm_stop);
 	if (r == 0)
 		t->stopped = true;
 	else
@@ -75,7 +75,7 @@ int enforce_cont(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, false, &t, &st);
 	if (r < 0 || !t || !t->stopped)
 		return r;
-	r = signal_process(e, &t->rec, SIGCONT, NULL);
+	r = signal_process(e, t, SIGCONT, NULL);
 	if (r == 0 || r == -ESRCH) {
 		t->stopped = false;
 		enforce_dm_release(e, &t->dm_stop);

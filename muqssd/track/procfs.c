@@ -109,6 +109,16 @@ int procfs_stat_pread(int fd, struct procfs_stat *ret)
 	return parse_stat(procfs_pread(fd, buf, sizeof(buf)), buf, ret);
 }
 
+int procfs_status_pread(int fd, struct procfs_status *ret)
+{
+	char buf[4096];
+	ssize_t n = procfs_pread(fd, buf, sizeof(buf));
+
+	if (n <= 0)
+		return n ? (int)n : -ESRCH;
+	return procfs_parse_status(buf, ret);
+}
+
 int procfs_task_status(pid_t tgid, pid_t tid, struct procfs_status *ret)
 {
 	char buf[4096];

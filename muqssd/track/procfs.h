@@ -25,6 +25,7 @@ int procfs_task_open(pid_t tgid, pid_t tid, const char *name);
  * offset 0, which the kernel generates afresh. Returns its length. */
 ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_stat_pread(int fd, struct procfs_stat *ret);
+int procfs_status_pread(int fd, struct procfs_status *ret);
 int procfs_schedstat_pread(int fd, struct procfs_schedstat *ret);
 
 int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret);

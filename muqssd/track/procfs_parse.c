@@ -137,6 +137,11 @@ int procfs_parse_status(const char *text, struct procfs_status *ret)
 	unsigned long a, b;
 
 	memset(ret, 0, sizeof(*ret));
+	p = find_line(text, "State:");
+	while (p && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p && *p >= 'A' && *p <= 'z')
+		ret->state = *p;
 	p = find_line(text, "Tgid:");
 	if (!p || sscanf(p, "%lu", &a) != 1)
 		return -EINVAL;

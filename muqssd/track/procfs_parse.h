@@ -29,8 +29,10 @@ struct procfs_stat {
 
 int procfs_parse_stat(const char *text, struct procfs_stat *ret);
 
-/* The credentials in /proc/<pid>/task/<tid>/status. */
+/* The credentials and state in /proc/<pid>/task/<tid>/status. Unlike stat,
+ * status takes no lock of the task's: it never waits on a task mid-exec. */
 struct procfs_status {
+	char state;		/* R, S, D...; 0 when the line is missing */
 	pid_t tgid;
 	uid_t ruid, euid;
 	gid_t rgid, egid;

@@ -201,7 +201,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	}
 	task->tid = tid;
 	task->tgid = tgid;
-	task->stat_fd = task->schedstat_fd = -1;
+	task->status_fd = task->schedstat_fd = -1;
 	task->uid = status.ruid;
 	task->euid = status.euid;
 	task->gid = status.rgid;

@@ -65,9 +65,9 @@ struct tracked_task {
 	uint64_t added_ns;
 	uint32_t seen_gen;	/* low bits of the rescan generation */
 	uint32_t timeslices;	/* low bits, from schedstat: only compared */
-	uint64_t stat_ns;	/* last stat read; 0 forces one */
+	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
-	int stat_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
+	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
 	TAILQ_ENTRY(tracked_task) proc_link;
 	TAILQ_ENTRY(tracked_task) list_link;
 };
@@ -121,12 +121,14 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
  * a task that was sleeping (S, D, T...) and has been woken but has not
  * yet been on a CPU still shows its sleeping state; it shows R from the
  * first tick after it first runs, and at the latest
- * TRACKER_STAT_MAX_AGE_NS after the last stat read. nice, policy,
- * rt_priority and last_cpu are as of that stat read too. How: schedstat
- * is read every call (through a cached fd, pread at offset 0); stat only
- * when schedstat moved since the last read (the task was switched on or
- * off a CPU, or ran through a kernel tick, or was moved while queued),
- * when the last stat read is TRACKER_STAT_MAX_AGE_NS old, or on the first
+ * TRACKER_STAT_MAX_AGE_NS after the last state read. nice, policy and
+ * rt_priority are at most TRACKER_STAT_MAX_AGE_NS old; last_cpu is as of
+ * the task's fork, exec or last scan (stat, which can wait on a task
+ * mid-exec, is never read here: see tracker_refresh.c). How: schedstat
+ * is read every call (through a cached fd, pread at offset 0); status
+ * only when schedstat moved since the last read (the task was switched on
+ * or off a CPU, or ran through a kernel tick, or was moved while queued),
+ * when the last read is TRACKER_STAT_MAX_AGE_NS old, or on the first
  * read. A task changes state only on its own CPU (sleep, stop, exit),
  * which moves schedstat, or by being woken, which does not. So running
  * and waiting tasks read R, sleepers their sleep state, and a task that

@@ -1,12 +1,20 @@
 /* Keeping the per-tick facts (state, CPU and wait time) of active tasks
  * current, at a cost that follows the number of active tasks.
  *
- * An active task keeps its stat and schedstat open and each tick rereads
- * them with pread() at offset 0, which is several times cheaper than
- * open+read+close. An open /proc fd is bound to its task: once the task
- * is gone, reads fail with ESRCH even if its tid is reused, so after the
- * first stat read through it (which checks the start time) nothing else
- * needs checking.
+ * Never through stat: reading /proc/.../stat takes the task's
+ * exec_update_lock, which a task holds for write through most of an
+ * execve. A task preempted mid-exec behind one of our FIFO boosts would
+ * hold the tick in that read, and with it every boost, until the kernel's
+ * RT throttling let it run (950 ms was seen). status and schedstat take no
+ * lock of the task's. So the tick reads schedstat (CPU and wait time),
+ * status (the state) and sched_getattr() (policy and nice, a system call
+ * that waits on nothing). stat, with the start time and last CPU, is read
+ * only where a task is found: a fork, an exec, a scan.
+ *
+ * An active task keeps its status and schedstat open and each tick
+ * rereads them with pread() at offset 0, which is several times cheaper
+ * than open+read+close. An open /proc fd is bound to its task: once the
+ * task is gone, reads fail with ESRCH even if its tid is reused.
  *
  * Most ticks read schedstat only. Its three counters move whenever the
  * task is switched on or off a CPU (cpu_ns at switch-out and at each
@@ -20,11 +28,13 @@
 #include "tracker_private.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "group_clock.h"
 #include "log.h"
+#include "sched_attr.h"
 #include "time_util.h"
 
 #define NSEC_PER_SEC (1000ULL * 1000 * 1000)
@@ -48,8 +58,8 @@ void tracker_close_fds(struct tracker *t, struct tracked_task *task)
 	if (task->schedstat_fd < 0)
 		return;
 	close(task->schedstat_fd);
-	close(task->stat_fd);
-	task->schedstat_fd = task->stat_fd = -1;
+	close(task->status_fd);
+	task->schedstat_fd = task->status_fd = -1;
 	t->nfd_tasks--;
 }
 
@@ -69,13 +79,13 @@ static int open_fds(struct tracker *t, struct tracked_task *task)
 	ssfd = procfs_task_open(task->tgid, task->tid, "schedstat");
 	if (ssfd < 0)
 		return ssfd;
-	sfd = procfs_task_open(task->tgid, task->tid, "stat");
+	sfd = procfs_task_open(task->tgid, task->tid, "status");
 	if (sfd < 0) {
 		close(ssfd);
 		return sfd;
 	}
 	task->schedstat_fd = ssfd;
-	task->stat_fd = sfd;
+	task->status_fd = sfd;
 	/* The first read through new fds checks that they are this task's. */
 	task->stat_ns = 0;
 	t->nfd_tasks++;
@@ -88,39 +98,60 @@ static bool schedstat_moved(const struct tracked_task *task, const struct procfs
 	       (uint32_t)ss->timeslices != task->timeslices;
 }
 
-static bool gone_state(const struct tracked_task *task, const struct procfs_stat *st)
+/* A tid reused by a thread of another process reads another tgid. */
+static bool gone_state(const struct tracked_task *task, const struct procfs_status *st)
 {
-	return st->start_time != task->start_time || st->state == 'Z' || st->state == 'X';
+	return st->tgid != task->tgid || st->state == 'Z' || st->state == 'X';
 }
 
-static void apply_reads(struct tracked_task *task, const struct procfs_stat *st,
+/* Policy and nice, from the scheduler itself: they change only when
+ * someone sets them, so every TRACKER_STAT_MAX_AGE_NS is enough. */
+static void read_policy(struct tracked_task *task)
+{
+	struct sched_attr_v1 a;
+
+	if (sched_attr_get(task->tid, &a) < 0)
+		return;
+	task->policy = (int)a.sched_policy;
+	task->rt_priority = (int)a.sched_priority;
+	/* An RT task reports no nice: it keeps the one it had. */
+	if (a.sched_policy != SCHED_FIFO && a.sched_policy != SCHED_RR)
+		task->nice = a.sched_nice;
+}
+
+static void apply_reads(struct tracked_task *task, const struct procfs_status *st,
 			const struct procfs_schedstat *ss, uint64_t now)
 {
-	tracker_apply_stat(task, st);
-	if (st->state == 'R' || ss->cpu_ns != task->cpu_ns)
+	if (st->state)
+		task->state = st->state;
+	if (!task->stat_ns || now - task->stat_ns >= TRACKER_STAT_MAX_AGE_NS) {
+		read_policy(task);
+		task->stat_ns = now;
+	}
+	if (task->state == 'R' || ss->cpu_ns != task->cpu_ns)
 		task->active_ns = now;
 	task->cpu_ns = ss->cpu_ns;
 	task->wait_ns = ss->wait_ns;
 	task->timeslices = (uint32_t)ss->timeslices;
-	task->refreshed_ns = task->stat_ns = now;
+	task->refreshed_ns = now;
 }
 
 static void warn_unparsable(const struct tracked_task *task)
 {
 	log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
-		 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)task->tgid, (int)task->tid);
+		 "cannot parse /proc/%d/task/%d/status, ignoring", (int)task->tgid, (int)task->tid);
 }
 
-/* Without open fds: stat first, so a reused tid is caught before its
+/* Without open fds: status first, so a reused tid is caught before its
  * schedstat is taken for this task's. Returns 0, or -ESRCH when the task
  * is gone (removed, task_exit called). */
 static int refresh_by_path(struct tracker *t, struct tracked_task *task, uint64_t now)
 {
 	struct procfs_schedstat ss;
-	struct procfs_stat st;
+	struct procfs_status st;
 	int r;
 
-	r = procfs_task_stat(task->tgid, task->tid, &st);
+	r = procfs_task_status(task->tgid, task->tid, &st);
 	if (r == -EINVAL) {
 		warn_unparsable(task);
 		return 0;
@@ -139,7 +170,7 @@ static int refresh_by_path(struct tracker *t, struct tracked_task *task, uint64_
 static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t now, bool force)
 {
 	struct procfs_schedstat ss;
-	struct procfs_stat st;
+	struct procfs_status st;
 	int r;
 
 	r = open_fds(t, task);
@@ -167,7 +198,7 @@ static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t n
 		task->refreshed_ns = now;
 		return 0;
 	}
-	r = procfs_stat_pread(task->stat_fd, &st);
+	r = procfs_status_pread(task->status_fd, &st);
 	if (r == -EINVAL) {
 		warn_unparsable(task);
 		return 0;
