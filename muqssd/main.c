@@ -215,6 +215,7 @@ int main(int argc, char **argv)
 	r = daemon_new(&d, &config, opts.config_path, !opts.config_given);
 	if (r < 0)
 		goto out;
+	d->cli_log_level = opts.log_level;
 	r = daemon_run(d);
 out:
 	daemon_free(d);

@@ -44,13 +44,16 @@ int daemon_reload(struct daemon *d)
 	}
 	/* What the command line chose is not the file's to change. */
 	d->config.tunables = next.tunables;
+	/* Swapped, so the old lists go with next. */
+	struct config_exempt old = d->config.exempt;
 	d->config.exempt = next.exempt;
-	memset(&next.exempt, 0, sizeof(next.exempt));
+	next.exempt = old;
 	d->config.reconcile_interval_ms = next.reconcile_interval_ms;
 	d->config.poll_interval_ms = next.poll_interval_ms;
 	d->config.idleprio_stop_max_ms = next.idleprio_stop_max_ms;
-	d->config.log_level = next.log_level;
-	log_set_level(next.log_level);
+	/* --log-level outranks the file, at a reload too. */
+	d->config.log_level = d->cli_log_level >= 0 ? d->cli_log_level : next.log_level;
+	log_set_level(d->config.log_level);
 	config_free(&next);
 	daemon_tunables_changed(d);
 	(void)daemon_rules_load(d);
@@ -138,6 +141,7 @@ int daemon_new(struct daemon **ret, struct config *config, const char *config_pa
 	memset(config, 0, sizeof(*config));
 	d->config_path = config_path;
 	d->config_missing_ok = config_missing_ok;
+	d->cli_log_level = -1;
 
 	r = sd_event_default(&d->event);
 	if (r < 0) {

@@ -31,6 +31,7 @@ struct daemon {
 	struct config config;
 	const char *config_path;
 	bool config_missing_ok;
+	int cli_log_level;		/* --log-level, kept at reloads; -1: none */
 	uint64_t started_usec;	 /* CLOCK_MONOTONIC */
 
 	struct tracker *tracker;	   /* daemon_track.c */

@@ -6,6 +6,8 @@
 
 #include "control.h"
 #include "log.h"
+#include "loop.h"
+#include "tracker.h"
 
 static int ctl_status(void *userdata, cJSON *obj)
 {
@@ -39,6 +41,37 @@ static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum control_clas
 				errlen);
 }
 
+struct idle_check {
+	struct loop *loop;
+	int found;
+};
+
+static void idle_one(struct tracked_task *tt, void *userdata)
+{
+	struct idle_check *c = userdata;
+
+	if (loop_task_class(c->loop, tt->tid) == SCHED_CLASS_IDLEPRIO)
+		c->found = 1;
+}
+
+/* What muqssd holds the task in, not the kernel policy it shows. */
+static int ctl_is_idleprio(void *userdata, pid_t pid, pid_t tid)
+{
+	struct daemon *d = userdata;
+	struct idle_check c = { d->loop, 0 };
+	int r;
+
+	if (!d->loop)
+		return -EOPNOTSUPP;
+	if (tid > 0) {
+		r = loop_task_class(d->loop, tid);
+		return r < 0 ? r : r == SCHED_CLASS_IDLEPRIO;
+	}
+	if (!tracker_foreach_thread(d->tracker, pid, idle_one, &c))
+		return -ESRCH;
+	return c.found;
+}
+
 static struct config_tunables *ctl_tunables(void *userdata)
 {
 	struct daemon *d = userdata;
@@ -61,9 +94,7 @@ static const struct control_ops ops = {
 	.dump_tasks = ctl_dump_tasks,
 	.dump_queues = ctl_dump_queues,
 	.set_class = ctl_set_class,
-	/* No daemon call says which class a task holds yet: the control
-	 * server asks the kernel (SCHED_IDLE) instead. */
-	.is_idleprio = NULL,
+	.is_idleprio = ctl_is_idleprio,
 	.tunables = ctl_tunables,
 	.tunables_changed = ctl_tunables_changed,
 	.reload = ctl_reload,

@@ -30,6 +30,8 @@
  * own mask right after theirs, and an owner's mask equal to our pin
  * cannot be told from it, so it would be lost at the unpin. */
 #define PIN_SETTLE_NS (20ULL * 1000 * 1000)
+/* PF_FORKNOEXEC in tracked_task.flags: forked, has not exec'd since. */
+#define TASK_FLAG_FORKNOEXEC 0x00000040u
 /* Longest we expect a fork to take from copying the parent's mask to
  * sending its event (a large process's page tables, under load). */
 #define FORK_COPY_NS (100ULL * 1000 * 1000)

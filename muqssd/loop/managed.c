@@ -159,6 +159,12 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 	if (m->exempt || m->adopted)
 		return;
 	undo_inherited(l, tt, event_ns);
+	/* Forked and not yet exec'd: most such children exec within a few
+	 * ms, and one pinned behind a boosted task mid-exec could not finish
+	 * it. No pin until it has had the time (an exec starts the window
+	 * anew). */
+	if (event_ns && (tt->flags & TASK_FLAG_FORKNOEXEC))
+		m->settle_until_ns = event_ns + PIN_SETTLE_NS;
 	sched_task_init(l->core, &m->st, (uint64_t)tt->tid, now);
 	m->st.data = m;
 	m->st.nice = tt->nice;

@@ -100,17 +100,6 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted)
 		return;
-	/* Its stat read is waiting on the task itself: it may be mid-exec,
-	 * holding its own locks. Pinned behind a boosted task it could not
-	 * finish, so it gets neither a pin nor a boost until it reads again. */
-	if (tt->stale) {
-		if (m->st.running)
-			l->resched[m->st.cpu] = true;
-		if (m->st.queued || m->st.running)
-			sched_dequeue(l->core, &m->st);
-		managed_unboost(l, m);
-		return;
-	}
 	/* Its owner may renice it (nice, renice) or change its policy
 	 * (chrt, schedtool) under us. */
 	if (tt->nice != (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice)) {
@@ -127,6 +116,11 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		m->last_ran_ns = now;
 	if (tt->state == 'D' && m->st.class != SCHED_CLASS_IDLEPRIO)
 		l->any_d_state = true;
+	/* As MuQSS does: IDLEPRIO work that may hold what others wait for
+	 * (uninterruptible sleep) is keyed as nice 19 normal, and boosted
+	 * like it when picked, until it lets go. */
+	if (m->st.class == SCHED_CLASS_IDLEPRIO && (tt->state == 'D') != m->st.idle_promoted)
+		sched_set_idle_promoted(l->core, &m->st, tt->state == 'D');
 	runnable = tt->state == 'R';
 	if (!runnable)
 		m->slept = true;
@@ -213,7 +207,7 @@ bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now)
 	/* Only what each tick reads (the active list) may be in the core:
 	 * nothing else would ever be charged or demoted. */
 	if (!m->adopted || m->exempt || m->hog || m->st.queued || m->st.running ||
-	    m->tt->state != 'R' || !m->tt->active || m->tt->stale)
+	    m->tt->state != 'R' || !m->tt->active)
 		return false;
 	return sched_wake(l->core, &m->st, now, &preempt) >= 0;
 }
@@ -254,7 +248,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
 		return;
 	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
-	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
+	if (m->hog || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
 	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
 	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);

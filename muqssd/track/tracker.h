@@ -44,10 +44,6 @@ struct tracked_task {
 	/* As of refreshed_ns. */
 	char state;		/* R, S, D, T, t, I... */
 	bool active;		/* on the active list (see tracker_refresh_active) */
-	/* The last refresh could not read its stat in time: a read that
-	 * waits on the task itself, which a task mid-exec can make it do.
-	 * state, nice, policy and last_cpu are as before. */
-	bool stale;
 	int nice;
 	int policy;		/* SCHED_* without SCHED_RESET_ON_FORK */
 	int rt_priority;
