@@ -1,3 +1,6 @@
+#include <errno.h>
+#include <string.h>
+
 #include "idleprio.h"
 #include "sched_priv.h"
 #include "smt.h"
@@ -17,6 +20,14 @@ const char *sched_class_name(enum sched_class class)
 		return "rt";
 	}
 	return "unknown";
+}
+
+int sched_class_from_name(const char *name)
+{
+	for (int c = SCHED_CLASS_NORMAL; c <= SCHED_CLASS_RT; c++)
+		if (name && strcmp(name, sched_class_name((enum sched_class)c)) == 0)
+			return c;
+	return -EINVAL;
 }
 
 static bool runqueue_iso_ok(const struct sched *s, int cpu)

@@ -50,7 +50,12 @@ static inline bool sched_task_allows(const struct sched_task *t, int cpu)
 }
 
 /* Short lowercase name of a class ("normal", "iso", ...), never NULL. */
+/* The one class enum of muqssd, from the core to the protocol: its names
+ * ("normal", "batch", "iso", "idleprio", "rt") are the wire's and the
+ * rules'. */
 const char *sched_class_name(enum sched_class class);
+/* The class named name, or -EINVAL. */
+int sched_class_from_name(const char *name);
 
 /* True if the task's key says it runs as ISO (not demoted over the cap). */
 static inline bool sched_task_running_iso(const struct sched_task *t)

@@ -184,7 +184,7 @@ static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_t
 
 	if (!r)
 		return NULL;
-	*buf = (struct loop_rule){ (enum sched_class)r->class, r->nice_set, r->nice };
+	*buf = (struct loop_rule){ r->class, r->nice_set, r->nice };
 	return buf;
 }
 

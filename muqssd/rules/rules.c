@@ -15,24 +15,12 @@
 #define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
 #define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
 
-static const char *const class_names[] = {
-	[RULE_CLASS_NORMAL] = "normal",
-	[RULE_CLASS_ISO] = "iso",
-	[RULE_CLASS_IDLEPRIO] = "idleprio",
-	[RULE_CLASS_BATCH] = "batch",
-};
-
-const char *rule_class_to_string(enum rule_class c)
-{
-	return (unsigned)c < sizeof(class_names) / sizeof(class_names[0]) ? class_names[c] : "?";
-}
-
 int rule_class_from_string(const char *s)
 {
-	for (size_t i = 0; i < sizeof(class_names) / sizeof(class_names[0]); i++)
-		if (strcmp(s, class_names[i]) == 0)
-			return (int)i;
-	return -EINVAL;
+	int c = sched_class_from_name(s);
+
+	/* RT is what others set; muqssd never grants it. */
+	return c == SCHED_CLASS_RT ? -EINVAL : c;
 }
 
 char *rules_cmdline_join(char *buf, size_t len)

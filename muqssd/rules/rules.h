@@ -10,13 +10,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Same values as enum muqss_class in daemon.h. */
-enum rule_class {
-	RULE_CLASS_NORMAL = 0,
-	RULE_CLASS_ISO = 1,
-	RULE_CLASS_IDLEPRIO = 2,
-	RULE_CLASS_BATCH = 3,
-};
+#include "core/task.h"
+
 
 enum rule_format {
 	RULE_FORMAT_NATIVE,
@@ -45,7 +40,7 @@ struct rule {
 	char *cgroup;	  /* path prefix, at a '/' boundary */
 
 	/* What it sets. */
-	enum rule_class class;
+	enum sched_class class; /* never SCHED_CLASS_RT */
 	bool nice_set;
 	int nice;
 
@@ -92,8 +87,8 @@ bool rule_matches(const struct rule *rule, const struct rule_subject *s);
  * not; the text is truncated to size. */
 int rules_explain(const struct rules *r, const struct rule_subject *s, char *buf, size_t size);
 
-const char *rule_class_to_string(enum rule_class c);
-/* "iso", "normal", "idleprio", "batch"; -EINVAL otherwise. */
+/* A class a rule may set: "iso", "normal", "idleprio", "batch"; else
+ * -EINVAL. */
 int rule_class_from_string(const char *s);
 /* Turns /proc/PID/cmdline's NUL separators into spaces, in place; len is
  * what read() returned. Returns buf. */

@@ -18,7 +18,7 @@
 /* What a rule or type sets, before a rule resolves its type. */
 struct settings {
 	bool class_set;
-	enum rule_class class;
+	enum sched_class class;
 	bool nice_set;
 	int nice;
 };
@@ -27,12 +27,12 @@ static int sched_to_class(const char *sched)
 {
 	static const struct {
 		const char *sched;
-		enum rule_class class;
+		enum sched_class class;
 	} map[] = {
-		{ "rr", RULE_CLASS_ISO },	  { "fifo", RULE_CLASS_ISO },
-		{ "iso", RULE_CLASS_ISO },	  { "idle", RULE_CLASS_IDLEPRIO },
-		{ "batch", RULE_CLASS_BATCH },	  { "other", RULE_CLASS_NORMAL },
-		{ "normal", RULE_CLASS_NORMAL },
+		{ "rr", SCHED_CLASS_ISO },	  { "fifo", SCHED_CLASS_ISO },
+		{ "iso", SCHED_CLASS_ISO },	  { "idle", SCHED_CLASS_IDLEPRIO },
+		{ "batch", SCHED_CLASS_BATCH },	  { "other", SCHED_CLASS_NORMAL },
+		{ "normal", SCHED_CLASS_NORMAL },
 	};
 
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
@@ -56,7 +56,7 @@ static int read_settings(struct rules *r, const struct rule_pos *pos, const cJSO
 			return rules_bad(r, pos, "sched: not one of rr|fifo|iso|idle|batch|other|normal"),
 			       -EINVAL;
 		out->class_set = true;
-		out->class = (enum rule_class)c;
+		out->class = (enum sched_class)c;
 	}
 	if (nice) {
 		double v = cJSON_IsNumber(nice) ? nice->valuedouble : NAN;
@@ -183,7 +183,7 @@ int rules_parse_ananicy_rule(struct rules *r, const struct rule_pos *pos, const 
 	rule.match = RULE_MATCH_COMM;
 	rule.comm = strdup(name);
 	rule.type = type ? strdup(type) : NULL;
-	rule.class = set.class_set ? set.class : RULE_CLASS_NORMAL;
+	rule.class = set.class_set ? set.class : SCHED_CLASS_NORMAL;
 	rule.nice_set = set.nice_set;
 	rule.nice = set.nice;
 	if (!rule.comm || (type && !rule.type))

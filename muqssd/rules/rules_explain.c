@@ -82,7 +82,7 @@ int rules_explain(const struct rules *r, const struct rule_subject *s, char *buf
 	text_add(&t, "%s rule %s:%u matched because ",
 		 best->format == RULE_FORMAT_ANANICY ? "ananicy" : "native", best->file, best->line);
 	add_reasons(&t, best, s);
-	text_add(&t, "; it sets class %s", rule_class_to_string(best->class));
+	text_add(&t, "; it sets class %s", sched_class_name(best->class));
 	if (best->nice_set)
 		text_add(&t, ", nice %d", best->nice);
 	if (best->type)

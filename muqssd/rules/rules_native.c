@@ -151,7 +151,7 @@ static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *
 		if (k < 0)
 			return rules_bad(r, pos, "class: \"%s\" is not one of iso|normal|idleprio|batch",
 					 value), -EINVAL;
-		rule->class = (enum rule_class)k;
+		rule->class = (enum sched_class)k;
 		*class_set = true;
 		k = 0;
 	} else if (strcmp(key, "nice") == 0) {

@@ -7,7 +7,7 @@
 struct rule_type {
 	char *name;
 	bool class_set;
-	enum rule_class class;
+	enum sched_class class;
 	bool nice_set;
 	int nice;
 };

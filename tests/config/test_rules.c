@@ -29,7 +29,7 @@ static struct rule_subject subject(const char *comm, const char *exe, const char
 	};
 }
 
-static enum rule_class class_of(const struct rules *r, struct rule_subject s, int *nice)
+static enum sched_class class_of(const struct rules *r, struct rule_subject s, int *nice)
 {
 	const struct rule *m = rules_match(r, &s);
 
@@ -64,35 +64,35 @@ static void test_match_kinds(void)
 	CHECK(rules_count(r) == 7 && rules_bad_lines(r) == 0);
 
 	CHECK(class_of(r, subject("pipewire", "/usr/bin/pipewire", NULL, 1000, NULL), &nice) ==
-	      RULE_CLASS_ISO && nice == 99);
+	      SCHED_CLASS_ISO && nice == 99);
 	CHECK(no_match(r, subject("pipewire-pulse", NULL, NULL, 1000, NULL)));
 
 	CHECK(class_of(r, subject("x", "/opt/game/v2/bin/game.x86_64", NULL, 1000, NULL), &nice) ==
-	      RULE_CLASS_ISO && nice == -5);
+	      SCHED_CLASS_ISO && nice == -5);
 	CHECK(no_match(r, subject("x", "/opt/other/bin/game", NULL, 1000, NULL)));
 	CHECK(no_match(r, subject("x", NULL, NULL, 1000, NULL)));
 
 	CHECK(class_of(r, subject("chrome", "/opt/chrome", "/opt/chrome --type=renderer --lang=en",
-				  1000, NULL), &nice) == RULE_CLASS_BATCH && nice == 5);
+				  1000, NULL), &nice) == SCHED_CLASS_BATCH && nice == 5);
 	CHECK(class_of(r, subject("chrome", NULL, "chrome --type=gpu-process", 1000, NULL), NULL) ==
-	      RULE_CLASS_BATCH);
+	      SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("chrome", NULL, "chrome --type=rendererx", 1000, NULL)));
 	CHECK(no_match(r, subject("chrome", NULL, "chrome", 1000, NULL)));
 
-	CHECK(class_of(r, subject("bash", NULL, NULL, 0, NULL), &nice) == RULE_CLASS_NORMAL &&
+	CHECK(class_of(r, subject("bash", NULL, NULL, 0, NULL), &nice) == SCHED_CLASS_NORMAL &&
 	      nice == -1);
-	CHECK(class_of(r, subject("bash", NULL, NULL, 4242, NULL), NULL) == RULE_CLASS_IDLEPRIO);
+	CHECK(class_of(r, subject("bash", NULL, NULL, 4242, NULL), NULL) == SCHED_CLASS_IDLEPRIO);
 	CHECK(no_match(r, subject("bash", NULL, NULL, 4243, NULL)));
 
 	CHECK(class_of(r, subject("tar", NULL, NULL, 1000, "/system.slice/backup.service"), &nice) ==
-	      RULE_CLASS_IDLEPRIO && nice == 19);
+	      SCHED_CLASS_IDLEPRIO && nice == 19);
 	CHECK(class_of(r, subject("tar", NULL, NULL, 1000, "/system.slice/backup.service/sub"),
-		       NULL) == RULE_CLASS_IDLEPRIO);
+		       NULL) == SCHED_CLASS_IDLEPRIO);
 	/* A prefix ends at a path component. */
 	CHECK(no_match(r, subject("tar", NULL, NULL, 1000, "/system.slice/backup.service2")));
 	CHECK(no_match(r, subject("tar", NULL, NULL, 1000, NULL)));
 
-	CHECK(class_of(r, subject("make", NULL, NULL, 1000, NULL), NULL) == RULE_CLASS_BATCH);
+	CHECK(class_of(r, subject("make", NULL, NULL, 1000, NULL), NULL) == SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("make", NULL, NULL, 1001, NULL)));
 	rules_free(r);
 	tmpdir_remove(dir);
@@ -120,19 +120,19 @@ static void test_precedence(void)
 	CHECK(rules_bad_lines(r) == 0);
 	/* exe (8) beats comm (4), though the comm rule comes later. */
 	CHECK(class_of(r, subject("app", "/usr/bin/app", NULL, 1001, NULL), &nice) ==
-	      RULE_CLASS_NORMAL && nice == 1);
+	      SCHED_CLASS_NORMAL && nice == 1);
 	/* cmdline (16) beats exe (8). */
 	CHECK(class_of(r, subject("app", "/usr/bin/app", "app --benchmark", 1001, NULL), NULL) ==
-	      RULE_CLASS_BATCH);
+	      SCHED_CLASS_BATCH);
 	/* comm+user (5) beats comm (4). */
-	CHECK(class_of(r, subject("app", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_BATCH &&
+	CHECK(class_of(r, subject("app", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_BATCH &&
 	      nice == 3);
 	/* comm (4) beats cgroup (2) beats user (1). */
-	CHECK(class_of(r, subject("app", NULL, NULL, 1001, "/user.slice/x"), NULL) == RULE_CLASS_ISO);
-	CHECK(class_of(r, subject("zz", NULL, NULL, 1000, "/user.slice/x"), NULL) == RULE_CLASS_BATCH);
-	CHECK(class_of(r, subject("zz", NULL, NULL, 1000, NULL), NULL) == RULE_CLASS_IDLEPRIO);
+	CHECK(class_of(r, subject("app", NULL, NULL, 1001, "/user.slice/x"), NULL) == SCHED_CLASS_ISO);
+	CHECK(class_of(r, subject("zz", NULL, NULL, 1000, "/user.slice/x"), NULL) == SCHED_CLASS_BATCH);
+	CHECK(class_of(r, subject("zz", NULL, NULL, 1000, NULL), NULL) == SCHED_CLASS_IDLEPRIO);
 	/* Equal kinds: the later file wins. */
-	CHECK(class_of(r, subject("dup", NULL, NULL, 1001, NULL), NULL) == RULE_CLASS_IDLEPRIO);
+	CHECK(class_of(r, subject("dup", NULL, NULL, 1001, NULL), NULL) == SCHED_CLASS_IDLEPRIO);
 	rules_free(r);
 	tmpdir_remove(dir);
 }
@@ -193,22 +193,22 @@ static void test_ananicy(void)
 	CHECK(captured(log, "audio.rules:14: not valid JSON"));
 	CHECK(captured(log, "audio.rules:15: expected key=value"));
 
-	CHECK(class_of(r, subject("pipewire", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_ISO &&
+	CHECK(class_of(r, subject("pipewire", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_ISO &&
 	      nice == -11);
 	/* ananicy names are not cut; the kernel's comm is. */
 	CHECK(class_of(r, subject("tracker-miner-f", NULL, NULL, 1000, NULL), &nice) ==
-	      RULE_CLASS_IDLEPRIO && nice == 16);
+	      SCHED_CLASS_IDLEPRIO && nice == 16);
 	CHECK(class_of(r, subject("pool-spawner", "/usr/libexec/tracker-miner-fs-3", NULL, 1000, NULL),
-		       NULL) == RULE_CLASS_IDLEPRIO);
+		       NULL) == SCHED_CLASS_IDLEPRIO);
 	CHECK(no_match(r, subject("tracker-miner", NULL, NULL, 1000, NULL)));
-	CHECK(class_of(r, subject("evince", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_NORMAL &&
+	CHECK(class_of(r, subject("evince", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_NORMAL &&
 	      nice == -3);
 	/* The rule's own fields win over its type's. */
-	CHECK(class_of(r, subject("makepkg", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_NORMAL &&
+	CHECK(class_of(r, subject("makepkg", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_NORMAL &&
 	      nice == 10);
-	CHECK(class_of(r, subject("clang", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_NORMAL &&
+	CHECK(class_of(r, subject("clang", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_NORMAL &&
 	      nice == 19);
-	CHECK(class_of(r, subject("steam", NULL, NULL, 1000, NULL), &nice) == RULE_CLASS_ISO &&
+	CHECK(class_of(r, subject("steam", NULL, NULL, 1000, NULL), &nice) == SCHED_CLASS_ISO &&
 	      nice == -1);
 	/* Only I/O settings: nothing for muqssd, not an error either. */
 	CHECK(no_match(r, subject("rsync", NULL, NULL, 1000, NULL)));
@@ -263,9 +263,9 @@ static void test_bad_native_lines(void)
 	CHECK(rules_count(r) == 3);
 	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++)
 		CHECK(captured(log, expected[i]));
-	CHECK(class_of(r, subject("good1", NULL, NULL, 0, NULL), NULL) == RULE_CLASS_ISO);
-	CHECK(class_of(r, subject("Web Content", NULL, NULL, 0, NULL), NULL) == RULE_CLASS_NORMAL);
-	CHECK(class_of(r, subject("good2", NULL, NULL, 0, NULL), NULL) == RULE_CLASS_IDLEPRIO);
+	CHECK(class_of(r, subject("good1", NULL, NULL, 0, NULL), NULL) == SCHED_CLASS_ISO);
+	CHECK(class_of(r, subject("Web Content", NULL, NULL, 0, NULL), NULL) == SCHED_CLASS_NORMAL);
+	CHECK(class_of(r, subject("good2", NULL, NULL, 0, NULL), NULL) == SCHED_CLASS_IDLEPRIO);
 	rules_free(r);
 	tmpdir_remove(dir);
 }
@@ -311,7 +311,7 @@ static void test_missing_dir_and_helpers(void)
 	CHECK(rules_match(r, &(struct rule_subject){ .comm = "x" }) == NULL);
 	rules_free(r);
 	CHECK(strcmp(rules_cmdline_join(cmd, sizeof(cmd) - 1), "sleep 10") == 0);
-	CHECK(rule_class_from_string("idleprio") == RULE_CLASS_IDLEPRIO);
+	CHECK(rule_class_from_string("idleprio") == SCHED_CLASS_IDLEPRIO);
 	CHECK(rule_class_from_string("rt") == -EINVAL);
 }
 
@@ -328,14 +328,14 @@ static void test_shipped_rules(void)
 		abort();
 	r = load(dir, &log);
 	CHECK(rules_bad_lines(r) == 0 && rules_count(r) > 20);
-	CHECK(class_of(r, subject("pipewire", "/usr/bin/pipewire", NULL, 1000, NULL), NULL) == RULE_CLASS_ISO);
-	CHECK(class_of(r, subject("Xorg", "/usr/lib/xorg/Xorg", NULL, 0, NULL), NULL) == RULE_CLASS_ISO);
+	CHECK(class_of(r, subject("pipewire", "/usr/bin/pipewire", NULL, 1000, NULL), NULL) == SCHED_CLASS_ISO);
+	CHECK(class_of(r, subject("Xorg", "/usr/lib/xorg/Xorg", NULL, 0, NULL), NULL) == SCHED_CLASS_ISO);
 	CHECK(class_of(r, subject("tracker-miner-f", "/usr/libexec/tracker-miner-fs-3", NULL, 1000, NULL),
-		       NULL) == RULE_CLASS_IDLEPRIO);
+		       NULL) == SCHED_CLASS_IDLEPRIO);
 	CHECK(class_of(r, subject("updatedb.plocat", "/usr/sbin/updatedb.plocate", NULL, 0, NULL),
-		       NULL) == RULE_CLASS_IDLEPRIO);
+		       NULL) == SCHED_CLASS_IDLEPRIO);
 	CHECK(class_of(r, subject("cc1", "/usr/libexec/gcc/x86_64-linux-gnu/12/cc1", NULL, 1000, NULL),
-		       NULL) == RULE_CLASS_BATCH);
+		       NULL) == SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("make", "/usr/bin/make", "make -j2", 1000, NULL)));
 	CHECK(no_match(r, subject("bash", "/usr/bin/bash", NULL, 1000, NULL)));
 	rules_free(r);

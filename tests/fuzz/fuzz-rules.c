@@ -76,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct rule *m = rules_match(r, &subjects[i]);
 
 		if (m)
-			(void)rule_class_to_string(m->class);
+			(void)sched_class_name(m->class);
 		(void)rules_explain(r, &subjects[i], buf, sizeof(buf));
 	}
 	(void)rules_count(r);
