@@ -110,5 +110,9 @@ int managed_set_nice(struct loop *l, struct managed_task *m, int nice)
 	r = l->lv.ops->set_nice(l->lv.ctx, &m->target, nice);
 	if (r < 0)
 		lever_failed(m, "renice", r);
+	else
+		/* The source rereads nice only now and then: until it does,
+		 * what we set is no owner's renice. */
+		m->tt->nice = nice;
 	return r;
 }

@@ -40,8 +40,14 @@ static void idle_list_update(struct loop *l, struct managed_task *m)
 
 static int set_idle(struct loop *l, struct managed_task *m, bool idle)
 {
+	int r;
+
 	l->counters.calls_idle++;
-	return l->lv.ops->set_idle(l->lv.ctx, &m->target, idle);
+	r = l->lv.ops->set_idle(l->lv.ctx, &m->target, idle);
+	/* As for nice (managed_set_nice): ours, not an owner's chrt. */
+	if (r == 0 && (idle || m->tt->policy == SCHED_IDLE))
+		m->tt->policy = idle ? SCHED_IDLE : SCHED_OTHER;
+	return r;
 }
 
 void managed_set_class(struct loop *l, struct managed_task *m, enum sched_class class)
