@@ -172,6 +172,7 @@ struct daemon *daemon_free(struct daemon *d)
 {
 	if (!d)
 		return NULL;
+	daemon_rtkit_stop(d);
 	daemon_control_stop(d);
 	daemon_sched_stop(d);
 	daemon_track_stop(d);
@@ -196,6 +197,7 @@ int daemon_run(struct daemon *d)
 	r = daemon_control_start(d);
 	if (r < 0)
 		return r;
+	(void)daemon_rtkit_start(d);
 
 	log_info("muqssd %s running, scope %s", MUQSS_VERSION, scope_name(d->config.scope));
 	(void)sd_notify(0, "READY=1");
@@ -203,6 +205,7 @@ int daemon_run(struct daemon *d)
 	r = sd_event_loop(d->event);
 	(void)sd_notify(0, "STOPPING=1");
 	/* Stop in reverse so every task is restored before we exit. */
+	daemon_rtkit_stop(d);
 	daemon_control_stop(d);
 	daemon_sched_stop(d);
 	daemon_track_stop(d);

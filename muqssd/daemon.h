@@ -15,6 +15,7 @@ struct enforcer;
 struct control_server;
 struct rules;
 struct sched_loop;
+struct rtkit_server;
 
 struct daemon_counters {
 	uint64_t lost_event_recoveries;
@@ -33,6 +34,7 @@ struct daemon {
 	struct tracker *tracker;	   /* daemon_track.c */
 	struct sched_loop *loop;	   /* daemon_sched.c */
 	struct control_server *control;	   /* daemon_control.c */
+	struct rtkit_server *rtkit;	   /* daemon_rtkit.c */
 	struct rules *rules;
 
 	struct daemon_counters counters;
@@ -98,3 +100,8 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 /* Control socket (daemon_control.c). */
 int daemon_control_start(struct daemon *d);
 void daemon_control_stop(struct daemon *d);
+
+/* rtkit's D-Bus API, when the config turns it on (daemon_rtkit.c). A
+ * failure to serve it is logged and ignored. */
+int daemon_rtkit_start(struct daemon *d);
+void daemon_rtkit_stop(struct daemon *d);
