@@ -10,6 +10,7 @@ import atexit
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,26 @@ def main():
         expect("a thread not in the process named fails", p.returncode != 0, p.stderr)
         t = task_of(d, user)
         expect("main thread still normal", t and t["class"] == "normal", t)
+
+        # A second instance finds the name taken, says so once, and waits.
+        tmp2 = tempfile.mkdtemp(prefix="muqss-rtkit2-")
+        atexit.register(shutil.rmtree, tmp2, True)
+        scope2 = Scope(["sleep 30"], limit=40)
+        try:
+            d2 = Daemon(scope2.root.pid, tmp2, config=conf)
+            log2 = os.path.join(tmp2, "muqssd.log")
+
+            def taken():
+                with open(log2) as f:
+                    return f.read().count("is taken by another service")
+            end = time.monotonic() + 10
+            while time.monotonic() < end and not taken():
+                time.sleep(0.05)
+            time.sleep(0.5)
+            expect("a taken name is logged once", taken() == 1, taken())
+            d2.kill(signal.SIGTERM)
+        finally:
+            scope2.close()
     finally:
         scope.close()
     print(f"{0 if failed else 1} passed, {len(failed)} failed")
