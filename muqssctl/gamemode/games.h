@@ -9,7 +9,7 @@
 
 enum games_mode {
 	GAMES_MODE_ISO,	 /* the game's threads become SCHED_ISO */
-	GAMES_MODE_NICE, /* the game keeps its class and gets a nice */
+	GAMES_MODE_NICE, /* the game is normal, with a nice */
 };
 
 struct games_options {

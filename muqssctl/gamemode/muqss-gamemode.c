@@ -158,7 +158,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: muqss-gamemode [--mode iso|nice] [--nice N] [--socket PATH]\n"
 		   "Serves com.feralinteractive.GameMode on the session bus with muqssd.\n"
 		   "  --mode iso   a registered game becomes SCHED_ISO (default)\n"
-		   "  --mode nice  it keeps its class and gets --nice N (default -5;\n"
+		   "  --mode nice  it is put in the normal class with --nice N (default -5;\n"
 		   "               a nice below the current one needs muqssd's admin group)\n"
 		   "  --socket     muqssd's control socket ($MUQSS_SOCKET, or the default)\n");
 }

@@ -75,7 +75,8 @@ def main():
     game = f"{as_user} {GAMEMODERUN} /usr/bin/python3 {tmp}/game.py {user_dir}"
     game2 = f"{as_user} {GAMEMODERUN} /usr/bin/sleep 50"
     scope = Scope([f"bash -c 'while [ ! -e {tmp}/go ]; do sleep 0.05; done; exec {game}'",
-                   f"bash -c 'while [ ! -e {tmp}/go2 ]; do sleep 0.05; done; exec {game2}'"],
+                   f"bash -c 'while [ ! -e {tmp}/go2 ]; do sleep 0.05; done; exec {game2}'",
+                   f"bash -c 'while [ ! -e {tmp}/go3 ]; do sleep 0.05; done; exec {game2}'"],
                   limit=60)
     failed = []
     bridge = None
@@ -131,11 +132,11 @@ def main():
         # Killed without unregistering: the pidfd tells the bridge.
         open(os.path.join(tmp, "go2"), "w").close()
 
-        def sleeper():
+        def sleeper(but=None):
             for p in scope.pids():
                 try:
                     if open(f"/proc/{p}/comm").read().strip() == "sleep" and \
-                            os.stat(f"/proc/{p}").st_uid == 65534:
+                            os.stat(f"/proc/{p}").st_uid == 65534 and p != but:
                         return p
                 except OSError:
                     pass
@@ -144,6 +145,28 @@ def main():
         expect("second game is iso", p2 and wait_for(lambda: all_in(p2, "iso")))
         os.kill(p2, signal.SIGKILL)
         expect("killed game dropped", wait_for(lambda: client_count() == "i 0"), client_count())
+
+        # --mode nice: a nice instead of ISO, the old one back at unregister.
+        bridge.terminate()
+        bridge.wait(timeout=10)
+        bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *env, BRIDGE,
+                                   "--socket", d.sock, "--mode", "nice", "--nice", "5"],
+                                  stdout=blog, stderr=subprocess.STDOUT)
+        assert wait_for(lambda: busctl("status", GM[0]).returncode == 0), "bridge did not restart"
+        open(os.path.join(tmp, "go3"), "w").close()
+        p3 = wait_for(lambda: sleeper(but=p2))
+        expect("nice mode: game gets nice 5",
+               p3 and wait_for(lambda: os.getpriority(os.PRIO_PROCESS, p3) == 5))
+        expect("nice mode: game stays normal", p3 and all_in(p3, "normal"), p3 and classes(p3))
+        r = busctl("call", *GM, "UnregisterGame", "i", str(p3)).stdout.strip()
+        expect("nice mode: unregister", r == "i 0", r)
+        # Back from 5 to 0 is a lower nice: muqssd refuses it to a user, as
+        # setpriority(2) would; only its admin group gets the old nice back.
+        expect("nice mode: a user cannot lower the nice back",
+               p3 and os.getpriority(os.PRIO_PROCESS, p3) == 5)
+        blog.flush()
+        expect("nice mode: the bridge says why",
+               "needs root" in open(os.path.join(tmp, "bridge.log")).read())
     finally:
         if bridge:
             bridge.terminate()
