@@ -164,6 +164,10 @@ def main():
         # setpriority(2) would; only its admin group gets the old nice back.
         expect("nice mode: a user cannot lower the nice back",
                p3 and os.getpriority(os.PRIO_PROCESS, p3) == 5)
+        r = [busctl("call", *GM, m, "ii", str(p3), str(p3)).stdout.strip()
+             for m in ("RegisterGameByPID", "RegisterGameByPID", "QueryStatusByPID",
+                       "UnregisterGameByPID", "UnregisterGameByPID")]
+        expect("ByPID forms answer as gamemoded's", r == ["i 0", "i -1", "i 2", "i 0", "i -1"], r)
         blog.flush()
         expect("nice mode: the bridge says why",
                "needs root" in open(os.path.join(tmp, "bridge.log")).read())
