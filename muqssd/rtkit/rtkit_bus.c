@@ -34,6 +34,8 @@ struct rtkit_server {
 	sd_bus *bus;
 	sd_bus_slot *object_slot;
 	sd_bus_slot *name_slot;
+	sd_bus_slot *acquired_slot;
+	bool queued; /* behind another owner of the name */
 	struct rtkit_ops ops;
 	void *userdata;
 	struct rtkit_request *pending;
@@ -250,6 +252,7 @@ static const sd_bus_vtable rtkit_vtable[] = {
 
 static int on_name(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
+	struct rtkit_server *s = userdata;
 	uint32_t ret;
 	int r;
 
@@ -262,11 +265,26 @@ static int on_name(sd_bus_message *reply, void *userdata, sd_bus_error *ret_erro
 	r = sd_bus_message_read(reply, "u", &ret);
 	if (r < 0)
 		return log_warning_errno(r, "rtkit: bad reply to RequestName, ignoring: %m"), 0;
-	if (ret == 2) /* DBUS_REQUEST_NAME_REPLY_IN_QUEUE */
+	s->queued = ret == 2; /* DBUS_REQUEST_NAME_REPLY_IN_QUEUE */
+	if (s->queued)
 		log_notice("rtkit: %s is taken by another service (rtkit-daemon?); muqssd waits in "
 			   "the bus's queue for it", RTKIT_BUS_NAME);
 	else
 		log_info("rtkit: serving %s", RTKIT_BUS_NAME);
+	return 0;
+}
+
+/* Sent once the name is ours, also when an owner before us let it go. */
+static int on_name_acquired(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit_server *s = userdata;
+	const char *name;
+
+	if (sd_bus_message_read(m, "s", &name) >= 0 && strcmp(name, RTKIT_BUS_NAME) == 0 &&
+	    s->queued) {
+		s->queued = false;
+		log_info("rtkit: serving %s, which its previous owner let go", RTKIT_BUS_NAME);
+	}
 	return 0;
 }
 
@@ -292,6 +310,10 @@ int rtkit_server_new(struct rtkit_server **ret, sd_event *event, const struct rt
 	r = sd_bus_add_object_vtable(s->bus, &s->object_slot, RTKIT_OBJECT_PATH, RTKIT_BUS_NAME,
 				     rtkit_vtable, s);
 	if (r >= 0)
+		r = sd_bus_match_signal_async(s->bus, &s->acquired_slot, "org.freedesktop.DBus",
+					      "/org/freedesktop/DBus", "org.freedesktop.DBus",
+					      "NameAcquired", on_name_acquired, NULL, s);
+	if (r >= 0)
 		r = sd_bus_request_name_async(s->bus, &s->name_slot, RTKIT_BUS_NAME,
 					      SD_BUS_NAME_QUEUE, on_name, s);
 	if (r >= 0)
@@ -314,6 +336,7 @@ struct rtkit_server *rtkit_server_free(struct rtkit_server *s)
 	while (s->pending)
 		request_free(s->pending);
 	sd_bus_slot_unref(s->name_slot);
+	sd_bus_slot_unref(s->acquired_slot);
 	sd_bus_slot_unref(s->object_slot);
 	if (s->bus) {
 		(void)sd_bus_detach_event(s->bus);

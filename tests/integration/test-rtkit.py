@@ -146,6 +146,17 @@ def main():
                 time.sleep(0.05)
             time.sleep(0.5)
             expect("a taken name is logged once", taken() == 1, taken())
+            d.kill(signal.SIGTERM)
+
+            def served():
+                with open(log2) as f:
+                    return "which its previous owner let go" in f.read()
+            end = time.monotonic() + 10
+            while time.monotonic() < end and not served():
+                time.sleep(0.05)
+            expect("the name passes to it when the owner exits", served())
+            p = busctl("get-property", *RTKIT, "MinNiceLevel")
+            expect("and it answers", p.stdout.strip() == "i -15", p.stdout + p.stderr)
             d2.kill(signal.SIGTERM)
         finally:
             scope2.close()
