@@ -57,6 +57,8 @@ struct config {
 	char *socket_group;   /* NULL: root's group */
 	char *admin_group;    /* NULL: root only */
 
+	bool rtkit;	      /* serve org.freedesktop.RealtimeKit1; default off */
+
 	char *state_dir; /* crash-restore state, default /run/muqssd */
 	char *rules_dir; /* default /etc/muqssd/muqssd.rules.d */
 

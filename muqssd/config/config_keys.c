@@ -64,6 +64,7 @@ static const struct key keys[] = {
 	{ "control", "mode", KEY_MODE, F(socket_mode), 0, 0777, "", NULL },
 	{ "control", "group", KEY_GROUP, F(socket_group), 0, 0, "", NULL },
 	{ "control", "admin_group", KEY_GROUP, F(admin_group), 0, 0, "", NULL },
+	{ "rtkit", "enable", KEY_BOOL, F(rtkit), 0, 1, "", NULL },
 	{ "daemon", "state_dir", KEY_PATH, F(state_dir), 0, 0, "", NULL },
 	{ "daemon", "rules_dir", KEY_PATH, F(rules_dir), 0, 0, "", NULL },
 	{ "daemon", "log_level", KEY_LOG_LEVEL, F(log_level), 0, 0, "", NULL },

@@ -180,6 +180,7 @@ struct daemon *daemon_free(struct daemon *d)
 {
 	if (!d)
 		return NULL;
+	daemon_rtkit_stop(d);
 	daemon_control_stop(d);
 	daemon_loop_stop(d);
 	daemon_track_stop(d);
@@ -204,6 +205,7 @@ int daemon_run(struct daemon *d)
 	r = daemon_control_start(d);
 	if (r < 0)
 		return r;
+	(void)daemon_rtkit_start(d);
 
 	log_info("muqssd %s running, scope %s", MUQSS_VERSION, scope_name(d->config.scope));
 	(void)sd_notify(0, "READY=1");
@@ -211,6 +213,7 @@ int daemon_run(struct daemon *d)
 	r = sd_event_loop(d->event);
 	(void)sd_notify(0, "STOPPING=1");
 	/* Stop in reverse so every task is restored before we exit. */
+	daemon_rtkit_stop(d);
 	daemon_control_stop(d);
 	daemon_loop_stop(d);
 	daemon_track_stop(d);

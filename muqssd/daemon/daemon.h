@@ -17,6 +17,7 @@ struct control_server;
 struct rules;
 struct loop;
 struct deadman;
+struct rtkit_server;
 
 struct daemon_counters {
 	uint64_t lost_event_recoveries;
@@ -40,6 +41,7 @@ struct daemon {
 	sd_event_source *tick;
 	struct deadman *deadman;
 	struct control_server *control;	   /* daemon_control.c */
+	struct rtkit_server *rtkit;	   /* daemon_rtkit.c */
 	struct rules *rules;
 
 	struct daemon_counters counters;
@@ -88,6 +90,9 @@ void daemon_loop_stop(struct daemon *d);
  * human reason into err. */
 int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
 		     bool nice_set, int nice, char *err, size_t errlen);
+/* The class muqssd holds tid in (enum sched_class; SCHED_CLASS_RT for a
+ * task it leaves alone), or -ESRCH. */
+int daemon_task_class(struct daemon *d, pid_t tid);
 /* Tracker callbacks, forwarded by daemon_track.c. */
 struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);
@@ -110,3 +115,8 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 /* Control socket (daemon_control.c). */
 int daemon_control_start(struct daemon *d);
 void daemon_control_stop(struct daemon *d);
+
+/* rtkit's D-Bus API, when the config turns it on (daemon_rtkit.c). A
+ * failure to serve it is logged and ignored. */
+int daemon_rtkit_start(struct daemon *d);
+void daemon_rtkit_stop(struct daemon *d);

@@ -14,9 +14,31 @@ static int ctl_status(void *userdata, cJSON *obj)
 	return daemon_status_json(userdata, obj);
 }
 
+struct tasks_ctx {
+	struct daemon *d;
+	int (*emit)(cJSON *task, void *ctx);
+	void *ctx;
+};
+
+/* Adds the class muqssd holds each task in, as queues shows it. */
+static int emit_with_class(cJSON *task, void *userdata)
+{
+	struct tasks_ctx *c = userdata;
+	pid_t tid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(task, "tid"));
+	int class = daemon_task_class(c->d, tid);
+
+	if (class < 0)
+		class = SCHED_CLASS_NORMAL;
+	if (!cJSON_AddStringToObject(task, "class", sched_class_name((enum sched_class)class)))
+		return -ENOMEM;
+	return c->emit(task, c->ctx);
+}
+
 static int ctl_dump_tasks(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx)
 {
-	return daemon_dump_tasks(userdata, emit, ctx);
+	struct tasks_ctx c = { userdata, emit, ctx };
+
+	return daemon_dump_tasks(userdata, emit_with_class, &c);
 }
 
 static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)

@@ -238,6 +238,11 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
 }
 
+int daemon_task_class(struct daemon *d, pid_t tid)
+{
+	return d->loop ? loop_task_class(d->loop, tid) : -ESRCH;
+}
+
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array)
 {
 	return d->loop ? loop_dump_queues(d->loop, cpu, now_nsec(CLOCK_MONOTONIC), array) : 0;

@@ -16,6 +16,10 @@ prefix=$(opt prefix)
 sysconfdir=$(opt sysconfdir)
 sbindir=$(opt sbindir)
 mandir=$(opt mandir)
+libexecdir=$(opt libexecdir)
+datadir=$(opt datadir)
+case $libexecdir in /*) ;; *) libexecdir=$prefix/$libexecdir ;; esac
+case $datadir in /*) ;; *) datadir=$prefix/$datadir ;; esac
 case $sysconfdir in /*) ;; *) sysconfdir=$prefix/$sysconfdir ;; esac
 case $sbindir in /*) ;; *) sbindir=$prefix/$sbindir ;; esac
 case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
@@ -24,6 +28,8 @@ timeout 120 meson install -C "$build" --destdir "$tmp" --no-rebuild --quiet >/de
 
 root_has() { [ -e "$tmp$1" ] || fail "not installed: $1"; }
 root_has "$sbindir/muqssd"
+root_has "$libexecdir/muqss-gamemode"
+root_has "$datadir/dbus-1/system.d/muqssd-rtkit.conf"
 root_has "$sysconfdir/muqssd/muqssd.conf"
 root_has "$sysconfdir/muqssd/muqssd.conf.d"
 root_has "$sysconfdir/muqssd/muqssd.rules.d"
@@ -42,6 +48,9 @@ unitdir=$(dirname "$unit")
 root_has "$unitdir/muqssd.socket"
 grep -qx "ExecStart=$sbindir/muqssd" "$tmp$unit" || fail "ExecStart does not point at $sbindir/muqssd"
 grep -qx "ExecStopPost=$sbindir/muqssd --restore" "$tmp$unit" || fail "ExecStopPost"
+user_unit=$(cd "$tmp" && find . -path '*/systemd/user/muqss-gamemode.service' | sed 's/^\.//')
+[ -n "$user_unit" ] || fail "muqss-gamemode.service (user unit) not installed"
+grep -qx "ExecStart=$libexecdir/muqss-gamemode" "$tmp$user_unit" || fail "user unit ExecStart"
 
 # The installed config is valid as shipped.
 "$tmp$sbindir/muqssd" --check-config "$tmp$sysconfdir/muqssd/muqssd.conf" >/dev/null

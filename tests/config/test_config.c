@@ -33,6 +33,7 @@ static void test_missing(void)
 	config_init_defaults(&c);
 	CHECK(config_load(&c, path, true) == 0);
 	CHECK(c.tunables.rr_interval_ms == 6);
+	CHECK(!c.rtkit);
 	capture_begin();
 	CHECK(config_load(&c, path, false) == -ENOENT);
 	log = capture_end();
@@ -80,6 +81,8 @@ static void test_every_key(void)
 			"mode = 0660\n"
 			"group = muqss\n"
 			"admin_group = 1001\n"
+			"[rtkit]\n"
+			"enable = yes\n"
 			"[daemon]\n"
 			"state_dir = /var/tmp/muqss\n"
 			"rules_dir = /etc/muqssd/other.d\n"
@@ -108,6 +111,7 @@ static void test_every_key(void)
 	CHECK(c.socket_mode == 0660);
 	CHECK(strcmp(c.socket_group, "muqss") == 0);
 	CHECK(strcmp(c.admin_group, "1001") == 0);
+	CHECK(c.rtkit);
 	CHECK(strcmp(c.state_dir, "/var/tmp/muqss") == 0);
 	CHECK(strcmp(c.rules_dir, "/etc/muqssd/other.d") == 0);
 	CHECK(c.log_level == LOG_LEVEL_DEBUG);

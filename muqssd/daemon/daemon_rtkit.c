@@ -1,0 +1,52 @@
+/* Wires the rtkit module to the daemon: a real-time request is a class
+ * change to ISO, a high-priority one a nice in the class the thread has. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "rtkit.h"
+
+static int rt_make_iso(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen)
+{
+	return daemon_set_class(userdata, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
+}
+
+static int rt_set_nice(void *userdata, pid_t pid, pid_t tid, int nice, char *err, size_t errlen)
+{
+	int class = daemon_task_class(userdata, tid);
+
+	if (class == -ESRCH) {
+		snprintf(err, errlen, "no such process in muqssd's scope: %d", (int)tid);
+		return class;
+	}
+	if (class == SCHED_CLASS_RT) {
+		snprintf(err, errlen, "thread %d runs a real-time policy muqssd leaves alone",
+			 (int)tid);
+		return -EPERM;
+	}
+	return daemon_set_class(userdata, pid, tid, (enum sched_class)class, true, nice, err, errlen);
+}
+
+int daemon_rtkit_start(struct daemon *d)
+{
+	static const struct rtkit_ops ops = {
+		.make_iso = rt_make_iso,
+		.set_nice = rt_set_nice,
+	};
+	int r;
+
+	if (!d->config.rtkit || d->rtkit)
+		return 0;
+	/* Audio without rtkit still plays; the scheduler is what matters. */
+	r = rtkit_server_new(&d->rtkit, d->event, &ops, d);
+	if (r < 0)
+		log_warning_errno(r, "rtkit: not serving %s: %m, ignoring", RTKIT_BUS_NAME);
+	return 0;
+}
+
+void daemon_rtkit_stop(struct daemon *d)
+{
+	d->rtkit = rtkit_server_free(d->rtkit);
+}

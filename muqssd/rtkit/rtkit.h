@@ -1,0 +1,57 @@
+/* rtkit's D-Bus API (org.freedesktop.RealtimeKit1 on the system bus), served
+ * with MuQSS's classes: a real-time request gets ISO, a high-priority one a
+ * nice. What a request does to the daemon goes through struct rtkit_ops. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#define RTKIT_BUS_NAME "org.freedesktop.RealtimeKit1"
+#define RTKIT_OBJECT_PATH "/org/freedesktop/RealtimeKit1"
+
+/* What rtkit-daemon advertises by default; PipeWire clamps its requests to
+ * them. RTTimeUSecMax is only advertised: ISO is capped by iso_cpu, so no
+ * RLIMIT_RTTIME is asked of the client. */
+#define RTKIT_MAX_REALTIME_PRIORITY 20
+#define RTKIT_MIN_NICE_LEVEL (-15)
+#define RTKIT_RTTIME_USEC_MAX 200000
+
+struct rtkit_ops {
+	/* Called after authorization, with tid checked to still be the thread
+	 * the caller named. Write a reason into err on failure. */
+	int (*make_iso)(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen);
+	int (*set_nice)(void *userdata, pid_t pid, pid_t tid, int nice, char *err, size_t errlen);
+};
+
+/* The thread a request names, pinned by its start time. */
+struct rtkit_target {
+	pid_t pid;
+	pid_t tid;
+	uint64_t start_time;
+};
+
+/* rtkit_auth.c. May caller_uid act on thread of process (UINT64_MAX: the
+ * caller's own process; thread 0: the process's main thread)? Fills *ret.
+ * 0; -ESRCH no such thread in that process; -EPERM another user's thread
+ * (root may name any). err gets the reason for the caller. */
+int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64_t thread,
+		    struct rtkit_target *ret, char *err, size_t errlen);
+/* rtkit's bounds: priority 1..RTKIT_MAX_REALTIME_PRIORITY, nice
+ * RTKIT_MIN_NICE_LEVEL..19. 0 or -EPERM with the reason. */
+int rtkit_check_priority(uint32_t priority, char *err, size_t errlen);
+int rtkit_check_nice(int32_t nice, char *err, size_t errlen);
+/* Is the target still the thread it was when authorized? 0 or -ESRCH.
+ * pidfd (or -1) pins the process while the request is decided. */
+int rtkit_target_recheck(const struct rtkit_target *t, int pidfd);
+/* The D-Bus error name rtkit answers -errno with. */
+const char *rtkit_error_name(int error);
+
+struct rtkit_server;
+
+/* Connects to the system bus ($DBUS_SYSTEM_BUS_ADDRESS if set) on event,
+ * serves the object and asks for the name, queued behind an owner that is
+ * already there (logged once). 0 or -errno (logged). */
+int rtkit_server_new(struct rtkit_server **ret, sd_event *event, const struct rtkit_ops *ops,
+		     void *userdata);
+struct rtkit_server *rtkit_server_free(struct rtkit_server *s);

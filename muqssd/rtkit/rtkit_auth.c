@@ -1,0 +1,94 @@
+/* Who may ask what of rtkit, decided as rtkit-daemon does: the caller's uid
+ * must own the thread, and the thread is pinned by its start time. */
+#include "rtkit.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+#define PID_MAX_LIMIT 4194304
+
+int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64_t thread,
+		    struct rtkit_target *ret, char *err, size_t errlen)
+{
+	pid_t pid, tid, tgid;
+	uid_t owner;
+	int r;
+
+	if (process == UINT64_MAX)
+		process = (uint64_t)caller_pid;
+	if (process == 0 || process > PID_MAX_LIMIT || thread > PID_MAX_LIMIT) {
+		snprintf(err, errlen, "no such process");
+		return -ESRCH;
+	}
+	pid = (pid_t)process;
+	tid = thread ? (pid_t)thread : pid;
+	r = proc_tgid(tid, &tgid);
+	if (r < 0 || tgid != pid) {
+		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
+		return -ESRCH;
+	}
+	r = proc_start_time(pid, tid, &ret->start_time);
+	if (r >= 0)
+		r = proc_real_uid(pid, tid, &owner);
+	if (r < 0) {
+		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
+		return -ESRCH;
+	}
+	if (caller_uid != 0 && owner != caller_uid) {
+		snprintf(err, errlen, "thread %d belongs to uid %u, not to uid %u", (int)tid,
+			 (unsigned)owner, (unsigned)caller_uid);
+		return -EPERM;
+	}
+	ret->pid = pid;
+	ret->tid = tid;
+	return 0;
+}
+
+int rtkit_check_priority(uint32_t priority, char *err, size_t errlen)
+{
+	if (priority < 1 || priority > RTKIT_MAX_REALTIME_PRIORITY) {
+		snprintf(err, errlen, "real-time priority %u is out of range 1..%d", priority,
+			 RTKIT_MAX_REALTIME_PRIORITY);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int rtkit_check_nice(int32_t nice, char *err, size_t errlen)
+{
+	if (nice < RTKIT_MIN_NICE_LEVEL || nice > 19) {
+		snprintf(err, errlen, "nice %d is out of range %d..19", nice, RTKIT_MIN_NICE_LEVEL);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int rtkit_target_recheck(const struct rtkit_target *t, int pidfd)
+{
+	uint64_t st;
+
+	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return -ESRCH;
+	if (proc_start_time(t->pid, t->tid, &st) < 0 || st != t->start_time)
+		return -ESRCH;
+	return 0;
+}
+
+const char *rtkit_error_name(int error)
+{
+	switch (error) {
+	case -EPERM:
+	case -EACCES:
+	case -EBUSY:
+		return "org.freedesktop.DBus.Error.AccessDenied";
+	case -ENOMEM:
+		return "org.freedesktop.DBus.Error.NoMemory";
+	default:
+		return "org.freedesktop.DBus.Error.Failed";
+	}
+}

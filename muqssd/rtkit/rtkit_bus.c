@@ -1,0 +1,347 @@
+/* The bus side of rtkit: the object, the name, and each request's life.
+ * The caller's uid and pid are asked of the bus asynchronously
+ * (GetConnectionCredentials), so the daemon's loop never waits on
+ * dbus-daemon, a task it may itself be scheduling. */
+#include "rtkit.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <systemd/sd-bus.h>
+
+#include "log.h"
+
+/* Requests waiting for the bus to say who sent them. rtkit-daemon refuses
+ * past 25 actions per user in 20 s; a bound on the ones in flight is what
+ * keeps a flood from growing our memory. */
+#define RTKIT_PENDING_MAX 64
+
+struct rtkit_request {
+	struct rtkit_server *s;
+	sd_bus_message *m;
+	sd_bus_slot *slot;
+	bool realtime;
+	uint64_t process, thread;
+	int32_t value; /* priority or nice */
+	struct rtkit_request *prev, *next;
+};
+
+struct rtkit_server {
+	sd_bus *bus;
+	sd_bus_slot *object_slot;
+	sd_bus_slot *name_slot;
+	sd_bus_slot *acquired_slot;
+	bool queued; /* behind another owner of the name */
+	struct rtkit_ops ops;
+	void *userdata;
+	struct rtkit_request *pending;
+	unsigned n_pending;
+	/* Served as properties, read in place by sd-bus. */
+	int64_t rttime_usec_max;
+	int32_t max_realtime_priority;
+	int32_t min_nice_level;
+};
+
+static void request_free(struct rtkit_request *req)
+{
+	struct rtkit_server *s = req->s;
+
+	if (req->prev)
+		req->prev->next = req->next;
+	else
+		s->pending = req->next;
+	if (req->next)
+		req->next->prev = req->prev;
+	s->n_pending--;
+	sd_bus_slot_unref(req->slot);
+	sd_bus_message_unref(req->m);
+	free(req);
+}
+
+static int reply_error(sd_bus_message *m, int r, const char *err)
+{
+	return sd_bus_reply_method_errorf(m, rtkit_error_name(r), "%s", err[0] ? err : strerror(-r));
+}
+
+static int request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
+{
+	struct rtkit_server *s = req->s;
+	struct rtkit_target t;
+	char err[256] = "";
+	int pidfd, r;
+
+	r = rtkit_authorize(uid, caller, req->process, req->thread, &t, err, sizeof(err));
+	if (r < 0) {
+		log_info("rtkit: refused uid %u on thread %llu: %s", (unsigned)uid,
+			 (unsigned long long)req->thread, err);
+		return reply_error(req->m, r, err);
+	}
+	/* Opened after the start time was read: when it still matches, the
+	 * pidfd is the process that was authorized. */
+	pidfd = (int)syscall(SYS_pidfd_open, t.pid, 0);
+	r = rtkit_target_recheck(&t, pidfd);
+	if (r < 0) {
+		snprintf(err, sizeof(err), "thread %d is gone", (int)t.tid);
+	} else if (req->realtime) {
+		r = s->ops.make_iso(s->userdata, t.pid, t.tid, err, sizeof(err));
+	} else {
+		r = s->ops.set_nice(s->userdata, t.pid, t.tid, req->value, err, sizeof(err));
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (r < 0)
+		return reply_error(req->m, r, err);
+	if (req->realtime)
+		log_info("rtkit: uid %u put thread %d of %d in iso (asked SCHED_RR %d)",
+			 (unsigned)uid, (int)t.tid, (int)t.pid, req->value);
+	else
+		log_info("rtkit: uid %u set nice %d on thread %d of %d", (unsigned)uid, req->value,
+			 (int)t.tid, (int)t.pid);
+	return sd_bus_reply_method_return(req->m, NULL);
+}
+
+/* Reads UnixUserID and ProcessID out of GetConnectionCredentials' a{sv}. */
+static int read_creds(sd_bus_message *reply, uint32_t *uid, uint32_t *pid)
+{
+	bool have_uid = false, have_pid = false;
+	int r;
+
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r < 0)
+			return r;
+		if (strcmp(key, "UnixUserID") == 0) {
+			r = sd_bus_message_read(reply, "v", "u", uid);
+			have_uid = r >= 0;
+		} else if (strcmp(key, "ProcessID") == 0) {
+			r = sd_bus_message_read(reply, "v", "u", pid);
+			have_pid = r >= 0;
+		} else {
+			r = sd_bus_message_skip(reply, "v");
+		}
+		if (r < 0)
+			return r;
+		r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	return have_uid && have_pid ? 0 : -ENODATA;
+}
+
+static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit_request *req = userdata;
+	uint32_t uid = 0, pid = 0;
+	int r;
+
+	if (sd_bus_message_is_method_error(reply, NULL))
+		r = -sd_bus_message_get_errno(reply);
+	else
+		r = read_creds(reply, &uid, &pid);
+	if (r < 0) {
+		log_warning_errno(r, "rtkit: cannot read a caller's credentials from the bus: %m");
+		(void)sd_bus_reply_method_errorf(req->m, rtkit_error_name(-EIO),
+						 "cannot read the caller's credentials");
+	} else {
+		r = request_decide(req, (uid_t)uid, (pid_t)pid);
+		if (r < 0)
+			log_warning_errno(r, "rtkit: cannot send a reply, ignoring: %m");
+	}
+	request_free(req);
+	return 0;
+}
+
+static int request_start(sd_bus_message *m, struct rtkit_server *s, bool realtime, bool with_pid,
+			 sd_bus_error *error)
+{
+	uint64_t process = UINT64_MAX, thread;
+	struct rtkit_request *req;
+	char err[128];
+	int32_t value;
+	int r;
+
+	if (with_pid)
+		r = sd_bus_message_read(m, "tt", &process, &thread);
+	else
+		r = sd_bus_message_read(m, "t", &thread);
+	if (r >= 0)
+		r = sd_bus_message_read(m, realtime ? "u" : "i", &value);
+	if (r < 0)
+		return r;
+	r = realtime ? rtkit_check_priority((uint32_t)value, err, sizeof(err))
+		     : rtkit_check_nice(value, err, sizeof(err));
+	if (r < 0)
+		return reply_error(m, r, err);
+	if (s->n_pending >= RTKIT_PENDING_MAX)
+		return reply_error(m, -EBUSY, "too many requests in flight");
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return -ENOMEM;
+	*req = (struct rtkit_request){ .s = s, .m = sd_bus_message_ref(m), .realtime = realtime,
+				       .process = process, .thread = thread, .value = value,
+				       .next = s->pending };
+	if (s->pending)
+		s->pending->prev = req;
+	s->pending = req;
+	s->n_pending++;
+	r = sd_bus_call_method_async(s->bus, &req->slot, "org.freedesktop.DBus",
+				     "/org/freedesktop/DBus", "org.freedesktop.DBus",
+				     "GetConnectionCredentials", on_creds, req, "s",
+				     sd_bus_message_get_sender(m));
+	if (r < 0) {
+		request_free(req);
+		return r;
+	}
+	return 1;
+}
+
+static int method_realtime(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return request_start(m, userdata, true, false, error);
+}
+
+static int method_realtime_pid(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return request_start(m, userdata, true, true, error);
+}
+
+static int method_high_priority(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return request_start(m, userdata, false, false, error);
+}
+
+static int method_high_priority_pid(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	return request_start(m, userdata, false, true, error);
+}
+
+static const sd_bus_vtable rtkit_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadRealtime", "tu",
+				 SD_BUS_PARAM(thread) SD_BUS_PARAM(priority), "", ,
+				 method_realtime, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadRealtimeWithPID", "ttu",
+				 SD_BUS_PARAM(process) SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", , method_realtime_pid, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadHighPriority", "ti",
+				 SD_BUS_PARAM(thread) SD_BUS_PARAM(priority), "", ,
+				 method_high_priority, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("MakeThreadHighPriorityWithPID", "tti",
+				 SD_BUS_PARAM(process) SD_BUS_PARAM(thread) SD_BUS_PARAM(priority),
+				 "", , method_high_priority_pid, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_PROPERTY("RTTimeUSecMax", "x", NULL, offsetof(struct rtkit_server, rttime_usec_max),
+			SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("MaxRealtimePriority", "i", NULL,
+			offsetof(struct rtkit_server, max_realtime_priority),
+			SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("MinNiceLevel", "i", NULL, offsetof(struct rtkit_server, min_nice_level),
+			SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_VTABLE_END,
+};
+
+static int on_name(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit_server *s = userdata;
+	uint32_t ret;
+	int r;
+
+	if (sd_bus_message_is_method_error(reply, NULL)) {
+		const sd_bus_error *e = sd_bus_message_get_error(reply);
+		log_warning("rtkit: cannot own %s: %s, ignoring", RTKIT_BUS_NAME,
+			    e && e->message ? e->message : "error");
+		return 0;
+	}
+	r = sd_bus_message_read(reply, "u", &ret);
+	if (r < 0)
+		return log_warning_errno(r, "rtkit: bad reply to RequestName, ignoring: %m"), 0;
+	s->queued = ret == 2; /* DBUS_REQUEST_NAME_REPLY_IN_QUEUE */
+	if (s->queued)
+		log_notice("rtkit: %s is taken by another service (rtkit-daemon?); muqssd waits in "
+			   "the bus's queue for it", RTKIT_BUS_NAME);
+	else
+		log_info("rtkit: serving %s", RTKIT_BUS_NAME);
+	return 0;
+}
+
+/* Sent once the name is ours, also when an owner before us let it go. */
+static int on_name_acquired(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct rtkit_server *s = userdata;
+	const char *name;
+
+	if (sd_bus_message_read(m, "s", &name) >= 0 && strcmp(name, RTKIT_BUS_NAME) == 0 &&
+	    s->queued) {
+		s->queued = false;
+		log_info("rtkit: serving %s, which its previous owner let go", RTKIT_BUS_NAME);
+	}
+	return 0;
+}
+
+int rtkit_server_new(struct rtkit_server **ret, sd_event *event, const struct rtkit_ops *ops,
+		     void *userdata)
+{
+	struct rtkit_server *s;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->ops = *ops;
+	s->userdata = userdata;
+	s->rttime_usec_max = RTKIT_RTTIME_USEC_MAX;
+	s->max_realtime_priority = RTKIT_MAX_REALTIME_PRIORITY;
+	s->min_nice_level = RTKIT_MIN_NICE_LEVEL;
+	r = sd_bus_open_system(&s->bus);
+	if (r < 0) {
+		log_error_errno(r, "rtkit: cannot connect to the system bus: %m");
+		goto fail;
+	}
+	r = sd_bus_add_object_vtable(s->bus, &s->object_slot, RTKIT_OBJECT_PATH, RTKIT_BUS_NAME,
+				     rtkit_vtable, s);
+	if (r >= 0)
+		r = sd_bus_match_signal_async(s->bus, &s->acquired_slot, "org.freedesktop.DBus",
+					      "/org/freedesktop/DBus", "org.freedesktop.DBus",
+					      "NameAcquired", on_name_acquired, NULL, s);
+	if (r >= 0)
+		r = sd_bus_request_name_async(s->bus, &s->name_slot, RTKIT_BUS_NAME,
+					      SD_BUS_NAME_QUEUE, on_name, s);
+	if (r >= 0)
+		r = sd_bus_attach_event(s->bus, event, SD_EVENT_PRIORITY_NORMAL);
+	if (r < 0) {
+		log_error_errno(r, "rtkit: cannot serve %s: %m", RTKIT_BUS_NAME);
+		goto fail;
+	}
+	*ret = s;
+	return 0;
+fail:
+	rtkit_server_free(s);
+	return r;
+}
+
+struct rtkit_server *rtkit_server_free(struct rtkit_server *s)
+{
+	if (!s)
+		return NULL;
+	while (s->pending)
+		request_free(s->pending);
+	sd_bus_slot_unref(s->name_slot);
+	sd_bus_slot_unref(s->acquired_slot);
+	sd_bus_slot_unref(s->object_slot);
+	if (s->bus) {
+		(void)sd_bus_detach_event(s->bus);
+		sd_bus_close_unref(s->bus);
+	}
+	free(s);
+	return NULL;
+}
