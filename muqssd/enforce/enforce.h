@@ -34,6 +34,12 @@ struct enforce_target {
 	pid_t tid;
 	pid_t tgid;
 	uint64_t start_time; /* /proc/<tgid>/task/<tid>/stat field 22, in ticks */
+	/* Optional proof of identity: an open /proc/<tgid>/task/<tid>/ file
+	 * of this very task (the tracker's, opened once its start time was
+	 * checked). With it the enforcer need not read stat, which waits on
+	 * a task mid-exec: a task whose file still reads still owns its tid. */
+	bool has_proof;
+	int proof_fd;
 };
 
 /* What a task had before muqssd first changed it. */

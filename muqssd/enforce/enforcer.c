@@ -138,9 +138,10 @@ struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid)
 	return t;
 }
 
-/* The guards live here, in the effector, whatever the caller checked. */
+/* The guards live here, in the effector, whatever the caller checked.
+ * pidfd (or -1) is the task's, taken by the caller, kept by the record. */
 static int task_record_new(struct enforcer *e, const struct enforce_target *target,
-			   const struct task_stat *st, struct enforce_task **ret)
+			   const struct task_stat *st, int pidfd, struct enforce_task **ret)
 {
 	struct sched_attr_v1 a;
 	struct enforce_task *t;
@@ -171,14 +172,7 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
 	t->rec.slice_ns = e->slice_supported ? a.sched_runtime : 0;
 	t->nice = t->rec.nice;
 	t->slice_ns = t->rec.slice_ns;
-	/* From here on a pidfd, not /proc, tells whether it is still this
-	 * task; without one (before 6.9, or out of fds) stat is read. */
-	t->pidfd = pidfd_open(target->tid, PIDFD_THREAD);
-	if (t->pidfd >= 0 && task_verify(target->tgid, target->tid, target->start_time) < 0) {
-		close(t->pidfd);
-		free(t);
-		return -ESRCH;
-	}
+	t->pidfd = pidfd;
 	t->next = e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS];
 	e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS] = t;
 	e->count++;
@@ -186,11 +180,47 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
 	return 0;
 }
 
+/* A task not recorded yet, named without reading its stat (which waits on
+ * a task mid-exec), when the caller has proof of its identity: a thread
+ * pidfd first, then a read through the caller's /proc file of the task.
+ * -EOPNOTSUPP without proof or thread pidfds (6.9): the caller reads
+ * stat. */
+static int task_identify(const struct enforce_target *target, struct task_stat *st, int *ret_fd)
+{
+	struct sched_attr_v1 a;
+	bool kthread;
+	pid_t tgid;
+	int fd, r;
+
+	if (!target->has_proof)
+		return -EOPNOTSUPP;
+	fd = pidfd_open(target->tid, PIDFD_THREAD);
+	if (fd < 0)
+		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
+	/* Read after the pidfd was taken: the task that owned tid when its
+	 * start time was checked still does, so the pidfd is of that task. */
+	r = task_status_pread(target->proof_fd, &tgid, &kthread);
+	if (r == 0 && tgid != target->tgid)
+		r = -ESRCH;
+	if (r == 0)
+		r = sched_attr_get(target->tid, &a);
+	if (r < 0) {
+		close(fd);
+		return r == -EBADMSG ? -EOPNOTSUPP : r;
+	}
+	memset(st, 0, sizeof(*st));
+	st->flags = kthread ? TASK_PF_KTHREAD : 0;
+	st->start_time = target->start_time;
+	st->policy = a.sched_policy;
+	*ret_fd = fd;
+	return 0;
+}
+
 int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool create,
 		  struct enforce_task **ret, struct task_stat *st)
 {
 	struct enforce_task *t;
-	int r;
+	int r, pidfd = -1;
 
 	*ret = NULL;
 	if (target->tid <= 0 || target->tgid <= 0)
@@ -200,10 +230,14 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 	if (target->tgid == e->self)
 		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_SELF);
 	t = enforcer_find(e, target->tid);
-	if (t && t->pidfd >= 0 && t->rec.start_time == target->start_time &&
-	    t->rec.tgid == target->tgid) {
-		/* Known, and held by a pidfd: no /proc read, which could wait
-		 * on the task itself (exec_update_lock, held mid-exec). */
+	if (t && (t->rec.start_time != target->start_time || t->rec.tgid != target->tgid)) {
+		/* The tid was reused and we missed the exit: the old record is moot. */
+		(void)state_remove(e->dir_fd, t->rec.tid);
+		task_unlink(e, t);
+		t = NULL;
+	}
+	if (t && t->pidfd >= 0) {
+		/* Known, and held by a pidfd: no /proc read at all. */
 		struct sched_attr_v1 a;
 
 		r = enforce_task_check(t);
@@ -217,21 +251,37 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 		*ret = t;
 		return 0;
 	}
-	r = task_stat_read(target->tgid, target->tid, st);
-	if (r < 0)
-		return r;
-	if (st->start_time != target->start_time)
-		return -ESRCH;
-	if (t && (t->rec.start_time != target->start_time || t->rec.tgid != target->tgid)) {
-		/* The tid was reused and we missed the exit: the old record is moot. */
-		(void)state_remove(e->dir_fd, t->rec.tid);
-		task_unlink(e, t);
-		t = NULL;
-	}
-	if (!t && create) {
-		r = task_record_new(e, target, st, &t);
+	if (!t && !create)
+		return 0;
+	if (t) {
+		/* Recorded without a pidfd: kernels before thread pidfds. */
+		r = task_stat_read(target->tgid, target->tid, st);
 		if (r < 0)
 			return r;
+		if (st->start_time != target->start_time)
+			return -ESRCH;
+		*ret = t;
+		return 0;
+	}
+	r = task_identify(target, st, &pidfd);
+	if (r == -EOPNOTSUPP) {
+		/* The pidfd first: once stat shows the start time, it is of
+		 * this task. */
+		pidfd = pidfd_open(target->tid, PIDFD_THREAD);
+		r = task_stat_read(target->tgid, target->tid, st);
+		if (r == 0 && st->start_time != target->start_time)
+			r = -ESRCH;
+	}
+	if (r < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return r;
+	}
+	r = task_record_new(e, target, st, pidfd, &t);
+	if (r < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return r;
 	}
 	*ret = t;
 	return 0;
@@ -327,7 +377,8 @@ void enforcer_drop_all_boosts(struct enforcer *e)
 {
 	for (size_t i = 0; i < ENFORCE_BUCKETS; i++)
 		for (struct enforce_task *t = e->buckets[i]; t; t = t->next) {
-			struct enforce_target target = { t->rec.tid, t->rec.tgid, t->rec.start_time };
+			struct enforce_target target = { .tid = t->rec.tid, .tgid = t->rec.tgid,
+							 .start_time = t->rec.start_time };
 
 			/* The deadman undid these already; again from here, in
 			 * case the loop was making one of them as it tripped. */
@@ -368,8 +419,6 @@ int enforce_target_from_tid(pid_t tid, struct enforce_target *ret)
 	r = task_stat_read(tgid, tid, &st);
 	if (r < 0)
 		return r;
-	ret->tid = tid;
-	ret->tgid = tgid;
-	ret->start_time = st.start_time;
+	*ret = (struct enforce_target){ .tid = tid, .tgid = tgid, .start_time = st.start_time };
 	return 0;
 }

@@ -12,10 +12,15 @@ int enforce_undo_inherited(struct enforcer *e, const struct enforce_target *chil
 			   const struct enforce_original *orig, bool affinity, bool idle_policy,
 			   uint64_t our_slice_ns, int our_nice, int owner_nice)
 {
-	int r = task_verify(child->tgid, child->tid, child->start_time);
+	bool kthread;
+	pid_t tgid;
+	/* status, not stat: a child just forked may be mid-exec already. */
+	int r = task_status_read(child->tgid, child->tid, &tgid, &kthread);
 
 	if (r < 0)
 		return r;
+	if (tgid != child->tgid || kthread)
+		return -ESRCH;
 	if (enforcer_find(e, child->tid))
 		return 0; /* ours already: its record holds what it had */
 	if (affinity && sched_setaffinity(child->tid, sizeof(orig->affinity), &orig->affinity) < 0 &&

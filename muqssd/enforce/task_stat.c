@@ -97,3 +97,41 @@ int task_read_tgid(pid_t tid, pid_t *ret)
 	*ret = (pid_t)strtol(p + 6, NULL, 10);
 	return *ret > 0 ? 0 : -EBADMSG;
 }
+
+static int parse_status(const char *buf, pid_t *ret_tgid, bool *ret_kthread)
+{
+	const char *p;
+
+	/* Name: comes first and the kernel escapes newlines in it, so a
+	 * line start is a line start. */
+	p = strstr(buf, "\nTgid:");
+	if (!p)
+		return -EBADMSG;
+	*ret_tgid = (pid_t)strtol(p + 6, NULL, 10);
+	p = strstr(buf, "\nKthread:");
+	*ret_kthread = p && strtol(p + 9, NULL, 10) == 1;
+	return 0;
+}
+
+int task_status_read(pid_t tgid, pid_t tid, pid_t *ret_tgid, bool *ret_kthread)
+{
+	char path[64], buf[4096];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)tgid, (int)tid);
+	r = read_small(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	return parse_status(buf, ret_tgid, ret_kthread);
+}
+
+int task_status_pread(int fd, pid_t *ret_tgid, bool *ret_kthread)
+{
+	char buf[4096];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return n == 0 || errno == ESRCH || errno == ENOENT ? -ESRCH : -errno;
+	buf[n] = '\0';
+	return parse_status(buf, ret_tgid, ret_kthread);
+}

@@ -22,7 +22,7 @@ void managed_boost(struct loop *l, struct managed_task *m, int prio)
 	if (m->boost_prio == prio)
 		return;
 	l->counters.calls_boost++;
-	r = l->lv.ops->boost(l->lv.ctx, &m->target, prio);
+	r = l->lv.ops->boost(l->lv.ctx, target_of(m), prio);
 	if (r < 0) {
 		lever_failed(m, "boost", r);
 		return;
@@ -37,7 +37,7 @@ void managed_unboost(struct loop *l, struct managed_task *m)
 	if (!m->boost_prio)
 		return;
 	l->counters.calls_unboost++;
-	(void)l->lv.ops->unboost(l->lv.ctx, &m->target);
+	(void)l->lv.ops->unboost(l->lv.ctx, target_of(m));
 	m->boost_prio = 0;
 }
 
@@ -69,7 +69,7 @@ int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 	CPU_ZERO(&set);
 	CPU_SET(topology_os_index(sched_topology(l->core), cpu), &set);
 	l->counters.calls_pin++;
-	r = l->lv.ops->pin(l->lv.ctx, &m->target, &set);
+	r = l->lv.ops->pin(l->lv.ctx, target_of(m), &set);
 	if (r == -EINVAL) {
 		/* Its owner has since taken this CPU from it: the core's
 		 * mask is stale. */
@@ -88,7 +88,7 @@ void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now)
 	if (m->pinned_cpu < 0)
 		return;
 	l->counters.calls_unpin++;
-	(void)l->lv.ops->unpin(l->lv.ctx, &m->target);
+	(void)l->lv.ops->unpin(l->lv.ctx, target_of(m));
 	m->pinned_cpu = -1;
 	m->unpinned_ns = now;
 }
@@ -98,7 +98,7 @@ void managed_cont(struct loop *l, struct managed_task *m)
 	if (!m->stopped)
 		return;
 	l->counters.calls_signal++;
-	(void)l->lv.ops->cont(l->lv.ctx, &m->target);
+	(void)l->lv.ops->cont(l->lv.ctx, target_of(m));
 	m->stopped = false;
 }
 
@@ -107,7 +107,7 @@ int managed_set_nice(struct loop *l, struct managed_task *m, int nice)
 	int r;
 
 	l->counters.calls_nice++;
-	r = l->lv.ops->set_nice(l->lv.ctx, &m->target, nice);
+	r = l->lv.ops->set_nice(l->lv.ctx, target_of(m), nice);
 	if (r < 0)
 		lever_failed(m, "renice", r);
 	else

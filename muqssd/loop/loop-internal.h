@@ -116,6 +116,16 @@ static inline uint64_t rr_slice_ns(const struct loop *l)
 	return (uint64_t)sched_get_config(l->core)->rr_interval_ms * 1000000ULL;
 }
 
+/* The task as the levers name it, with the source's open /proc file of it
+ * as proof of identity: the enforcer then reads no stat, which waits on a
+ * task mid-exec. */
+static inline const struct enforce_target *target_of(struct managed_task *m)
+{
+	m->target.has_proof = m->tt->status_fd >= 0;
+	m->target.proof_fd = m->tt->status_fd;
+	return &m->target;
+}
+
 static inline struct managed_task *managed_of(const struct sched_task *st)
 {
 	return st ? (struct managed_task *)st->data : NULL;

@@ -43,7 +43,7 @@ static int set_idle(struct loop *l, struct managed_task *m, bool idle)
 	int r;
 
 	l->counters.calls_idle++;
-	r = l->lv.ops->set_idle(l->lv.ctx, &m->target, idle);
+	r = l->lv.ops->set_idle(l->lv.ctx, target_of(m), idle);
 	/* As for nice (managed_set_nice): ours, not an owner's chrt. */
 	if (r == 0 && (idle || m->tt->policy == SCHED_IDLE))
 		m->tt->policy = idle ? SCHED_IDLE : SCHED_OTHER;
@@ -122,8 +122,9 @@ static void undo_inherited(struct loop *l, struct tracked_task *tt, uint64_t for
 		return;
 	if (l->lv.ops->get_original(l->lv.ctx, pm->target.tid, &orig) < 0)
 		return;
-	if (l->lv.ops->undo_inherited(l->lv.ctx, &(struct enforce_target){ tt->tid, tt->tgid,
-									   tt->start_time },
+	if (l->lv.ops->undo_inherited(l->lv.ctx, &(struct enforce_target){ .tid = tt->tid,
+								.tgid = tt->tgid,
+								.start_time = tt->start_time },
 				      &orig, &what) < 0)
 		return;
 	/* The tracker read these before our change: it is theirs now. */
@@ -160,7 +161,8 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 		m->kernel_nice = NICE_UNSET;
 	}
 	m->tt = tt;
-	m->target = (struct enforce_target){ tt->tid, tt->tgid, tt->start_time };
+	m->target = (struct enforce_target){ .tid = tt->tid, .tgid = tt->tgid,
+					    .start_time = tt->start_time };
 	m->exempt = task_exempt(l, tt);
 	if (m->exempt || m->adopted)
 		return;
@@ -197,7 +199,7 @@ static void release(struct loop *l, struct managed_task *m, bool gone)
 	if (gone)
 		l->lv.ops->forget(l->lv.ctx, m->target.tid);
 	else
-		(void)l->lv.ops->release(l->lv.ctx, &m->target);
+		(void)l->lv.ops->release(l->lv.ctx, target_of(m));
 }
 
 void loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,

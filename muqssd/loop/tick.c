@@ -130,7 +130,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (!m->slice_set && delta && tt->cpu_ns >= SLICE_AFTER_CPU_NS &&
 	    l->lv.ops->slice_supported(l->lv.ctx)) {
 		l->counters.calls_slice++;
-		(void)l->lv.ops->set_slice(l->lv.ctx, &m->target, rr_slice_ns(l));
+		(void)l->lv.ops->set_slice(l->lv.ctx, target_of(m), rr_slice_ns(l));
 		m->slice_set = true;
 	}
 
@@ -357,7 +357,7 @@ static void gate_idleprio(struct loop *l, struct managed_task *m)
 	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
 		return;
 	l->counters.calls_signal++;
-	if (l->lv.ops->stop(l->lv.ctx, &m->target) == 0) {
+	if (l->lv.ops->stop(l->lv.ctx, target_of(m)) == 0) {
 		log_debug("idleprio %d stopped", (int)m->target.tid);
 		m->stopped = true;
 		m->stopped_since_ns = now;
