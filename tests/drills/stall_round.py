@@ -14,6 +14,7 @@ daemon on time while boosted hogs hold both CPUs."""
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -30,7 +31,9 @@ PRIO = 19
 TICK_KEYS = ("count", "bound_us", "late_max_us", "late_p99_us", "over_bound", "deadman_trips")
 
 # Each storm loop counts what it ran; EPOCHREALTIME without its dot is us.
+# Starved past its time, timeout's SIGTERM makes it say so.
 STORM = """n=0; end=$(( ${EPOCHREALTIME/./} + $1 )); shift
+trap 'echo $n cut; exit' TERM
 while (( ${EPOCHREALTIME/./} < end )); do "$@"; n=$((n + 1)); done
 echo $n
 """
@@ -56,8 +59,8 @@ def root_script(work):
              f"timeout -k 5 {SECONDS + 6} {PROBE} -p 16.7 -w 3 -d {SECONDS} -o {q('probe.raw')}"
              f" > {q('probe.out')} 2>&1 &"]
     lines += [f"timeout {SECONDS + 1} sh -c 'while :; do :; done' &"] * HOGS
-    lines += [f"timeout -s KILL {SECONDS + 2} bash {q('storm.sh')} {us} /bin/true > {q('storm-true.out')} &",
-              f"timeout -s KILL {SECONDS + 2} bash {q('storm.sh')} {us} sh -c true > {q('storm-sh.out')} &",
+    lines += [f"timeout -k 3 {SECONDS + 2} bash {q('storm.sh')} {us} /bin/true > {q('storm-true.out')} &",
+              f"timeout -k 3 {SECONDS + 2} bash {q('storm.sh')} {us} sh -c true > {q('storm-sh.out')} &",
               "wait"]
     return "\n".join(lines) + "\n"
 
@@ -91,12 +94,14 @@ def ctl_status(d):
     return json.loads(p.stdout)
 
 
-def read_int(path):
+def storm_count(path):
+    """(execs, whether the loop was cut short by its timeout)."""
     try:
         with open(path) as f:
-            return int(f.read().split()[-1])
+            words = f.read().split()
+        return int(words[0]), "cut" in words
     except (OSError, ValueError, IndexError):
-        return None
+        return None, True
 
 
 def live_threads(pids):
@@ -130,6 +135,8 @@ def run(muqssd=True, keep_raw=None):
                 break
             time.sleep(0.02)
         r["probe_done_s"] = round(time.monotonic() - t0, 3)
+        # Not done yet: its last frames run after the daemon is stopped.
+        r["probe_outlived_daemon"] = bool(d) and not os.path.getsize(out)
         if d:
             if d.proc.poll() is not None:
                 raise RuntimeError(f"muqssd exited mid-round: rc {d.proc.returncode}")
@@ -154,8 +161,9 @@ def run(muqssd=True, keep_raw=None):
                 r["left"] = [str(e)]
         scope.root.wait(timeout=SECONDS + 20)
         r["probe"] = probe_figures(work)
-        r["execs_true"] = read_int(os.path.join(work, "storm-true.out"))
-        r["execs_sh"] = read_int(os.path.join(work, "storm-sh.out"))
+        r["execs_true"], cut_true = storm_count(os.path.join(work, "storm-true.out"))
+        r["execs_sh"], cut_sh = storm_count(os.path.join(work, "storm-sh.out"))
+        r["storm_cut"] = cut_true or cut_sh
         if keep_raw:
             shutil.copyfile(os.path.join(work, "probe.raw"), keep_raw)
         return r
@@ -170,13 +178,16 @@ def run(muqssd=True, keep_raw=None):
 
 def log_warnings(path, keep=5):
     """The daemon's first lines about late ticks and deadman trips (each
-    kind logged once a second at most), and how many there were."""
+    kind logged once a second at most), how many there were, and the
+    longest tick they name: the status's late_max_us is how late a tick
+    started, not how long one took."""
     try:
         with open(path, errors="replace") as f:
             lines = [l.strip() for l in f if "tick ran" in l or "deadman:" in l]
     except OSError:
-        return {"count": None, "first": []}
-    return {"count": len(lines), "first": lines[:keep]}
+        return {"count": None, "first": [], "took_max_us": None}
+    took = [int(m.group(1)) for l in lines if (m := re.search(r"took (\d+) us", l))]
+    return {"count": len(lines), "first": lines[:keep], "took_max_us": max(took, default=0)}
 
 
 def probe_figures(work):
@@ -207,5 +218,6 @@ def table_row(n, r):
     clean = ("-" if "left" not in r else
              f"{'yes' if not r['left'] else 'NO'}/{r['checked_threads']}")
     return (f"{n:>5} {r['mode']:6} {tick} {p['wake_p99_us']:>8.0f}us {p['wake_max_us']:>8.0f}us "
-            f"{p['missed']:>3}/{p['frames']:<3} {r['execs_true'] or 0:>5}+{r['execs_sh'] or 0:<5} "
+            f"{p['missed']:>3}/{p['frames']:<3} {r['execs_true'] or 0:>5}+{r['execs_sh'] or 0:<4}"
+            f"{'!' if r['storm_cut'] else ' '} "
             f"{clean:>9}")
