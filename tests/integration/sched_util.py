@@ -139,6 +139,12 @@ class Daemon:
         deadline = time.monotonic() + 10
         while not os.path.exists(self.sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
+                # timeout(1) passes SIGTERM on: no daemon outlives the test.
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    pass
                 raise RuntimeError("muqssd did not start")
             time.sleep(0.02)
         self.pid = self._child()
