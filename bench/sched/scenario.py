@@ -39,7 +39,8 @@ class Daemon:
                "--config", os.path.join(os.path.dirname(os.path.abspath(__file__)), "empty.conf"), "--socket", self.sock, "--state-dir", self.state,
                "--scope-pid", str(scope_pid), *extra]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 10
+        # Generous: on a machine others load heavily, start-up took 3-10 s.
+        deadline = time.monotonic() + 30
         while not os.path.exists(self.sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("muqssd did not start; see " + self.log.name)
