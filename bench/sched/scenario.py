@@ -43,7 +43,10 @@ class Daemon:
         deadline = time.monotonic() + 30
         while not os.path.exists(self.sock):
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("muqssd did not start; see " + self.log.name)
+                # A daemon that comes up after we gave up must not stay
+                # behind, managing a scope nobody watches.
+                self.stop()
+                raise RuntimeError("muqssd did not start in time")
             time.sleep(0.02)
         self.pid = self.daemon_pid()
 
@@ -65,7 +68,7 @@ class Daemon:
                                *args], capture_output=True, text=True, timeout=10)
 
     def stop(self):
-        cpu = proc_cpu_s(self.pid)
+        cpu = proc_cpu_s(self.pid) if getattr(self, "pid", None) else None
         self.proc.send_signal(signal.SIGTERM)
         try:
             self.proc.wait(timeout=10)
