@@ -56,6 +56,8 @@ def missed(out_dir, med):
         f.write("workload " + " ".join(CONFIGS) + "\n")
         for cell, cfgs in med.items():
             vals = [cfgs.get(c, {}).get("missed_pct") for c in CONFIGS]
+            if all(v is None for v in vals):  # no periodic probe in this cell
+                continue
             f.write(cell + " " + " ".join("0" if v is None else f"{v:.3f}" for v in vals) + "\n")
     gnuplot("missed.gp", out_dir, data="missed.dat", out="missed.png", ncfg=len(CONFIGS),
             ymax=round(top * 1.1 + 0.5, 1))

@@ -27,8 +27,32 @@ def word(ratio, band, lower_is_better):
     return "better" if (ratio < lo) == lower_is_better else "worse"
 
 
-def compare(med):
-    """Adds ratios and a verdict against stock to every cell's medians."""
+def paired(runs):
+    """Ratios against stock's run of the same repetition: {cell: {config:
+    {figure: [ratio per repetition]}}}. Pairs are alternated runs minutes
+    apart at most, so the machine's drift cancels better than in a ratio of
+    medians; the worst pair shows what a median hides."""
+    stock = {(r["cell"], r["rep"]): r for r in runs if r["config"] == "stock"}
+    out = {}
+    for r in runs:
+        s = stock.get((r["cell"], r["rep"]))
+        if r["config"] == "stock" or not s:
+            continue
+        d = out.setdefault(r["cell"], {}).setdefault(r["config"], {})
+        for k, name in (("wake_p99_us", "p99"), ("work", "throughput")):
+            if r.get(k) is not None and s.get(k):
+                d.setdefault(name, []).append(r[k] / s[k])
+        if r.get("daemon_cpu_pct") is not None:
+            d.setdefault("daemon_cpu_pct", []).append(r["daemon_cpu_pct"])
+    return out
+
+
+def compare(med, runs=()):
+    """Adds ratios and a verdict against stock to every cell's medians:
+    the ratio of medians, and the median and worst of the per-repetition
+    ratios (runs: bench/run's list of every run's figures). The verdict
+    reads the paired median where there is one."""
+    pairs = paired(runs)
     for cell, cfgs in med.items():
         stock = cfgs.get("stock", {})
         for cfg, m in cfgs.items():
@@ -36,22 +60,36 @@ def compare(med):
             m["p99_vs_stock"] = p99 / s99 if p99 is not None and s99 else None
             w, sw = m.get("work"), stock.get("work")
             m["throughput_vs_stock"] = w / sw if w is not None and sw else None
+            pr = pairs.get(cell, {}).get(cfg, {})
+            for name, worst in (("p99", max), ("throughput", min), ("daemon_cpu_pct", max)):
+                if pr.get(name):
+                    m[f"{name}_paired"] = statistics.median(pr[name])
+                    m[f"{name}_worst"] = worst(pr[name])
+                    m[f"{name}_per_rep"] = pr[name]
             if cfg == "stock":
                 m["verdict"] = "reference"
                 continue
-            parts = [f"p99 {word(m['p99_vs_stock'], LAT_BAND, True)} ×{fmt(m['p99_vs_stock'], 2)}"]
+            r99 = m.get("p99_paired", m["p99_vs_stock"])
+            rw = m.get("throughput_paired", m["throughput_vs_stock"])
+            parts = [f"p99 {word(r99, LAT_BAND, True)} ×{fmt(r99, 2)}"] if r99 is not None else []
             if m.get("missed_pct") is not None and stock.get("missed_pct") is not None:
                 diff = m["missed_pct"] - stock["missed_pct"]
                 mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
                 parts.append(f"missed {mw} {diff:+.1f} pts")
-            parts.append(f"throughput {word(m['throughput_vs_stock'], WORK_BAND, False)} "
-                         f"×{fmt(m['throughput_vs_stock'], 2)}")
+            parts.append(f"throughput {word(rw, WORK_BAND, False)} ×{fmt(rw, 2)}")
             m["verdict"] = "; ".join(parts)
     return med
 
 
 def fmt(v, digits=1, scale=1.0):
     return "–" if v is None else f"{v * scale:.{digits}f}"
+
+
+def with_worst(m, name, digits=2):
+    """'median (worst)' of a paired figure, or the ratio of medians."""
+    if m.get(f"{name}_paired") is None:
+        return fmt(m.get(f"{name}_vs_stock"), digits)
+    return f"{fmt(m[f'{name}_paired'], digits)} ({fmt(m[f'{name}_worst'], digits)})"
 
 
 def markdown(meta, med, iso, scaling):
@@ -67,9 +105,13 @@ def markdown(meta, med, iso, scaling):
          "alternated within each repetition; every figure is a median over repetitions",
          "- wake latency: how late the probe woke after its absolute deadline; "
          "missed: periods whose work ended after the next period was due",
-         "- throughput: the background load's work against stock in the same run "
-         "(hog iterations, compiles completed, hackbench runs per second); >1 is more work done",
-         "- verdict: against stock; p99 and throughput within ±10% / ±5% and missed within "
+         "- throughput: the request/response load's requests per second, else the background "
+         "load's work (hog iterations, compiles completed, hackbench runs per second); "
+         ">1 is more work done",
+         "- vs stock: the ratio to stock's run of the same repetition, median over the "
+         "repetitions, and in brackets the worst repetition (highest p99, lowest throughput; "
+         "for muqssd's CPU the highest reading)",
+         "- verdict: against stock; paired p99 and throughput within ±10% / ±5% and missed within "
          f"±{MISSED_BAND_PTS:g} point are \"same\"",
          "",
          "Configurations:",
@@ -77,8 +119,9 @@ def markdown(meta, med, iso, scaling):
     L += [f"- **{c}**: {CONFIG_TEXT[c]}" for c in CONFIGS]
     L += ["",
           "| workload | configuration | wake p50 ms | p99 ms | max ms | missed % | "
-          "throughput vs stock | muqssd CPU % (whole run) | verdict vs stock |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+          "p99 vs stock (worst) | throughput vs stock (worst) | muqssd CPU % (worst) | "
+          "verdict vs stock |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for cell, cfgs in med.items():
         for cfg in CONFIGS:
             m = cfgs.get(cfg)
@@ -86,8 +129,10 @@ def markdown(meta, med, iso, scaling):
                 continue
             L.append(f"| {cell} | {cfg} | {fmt(m.get('wake_p50_us'), 2, 1e-3)} | "
                      f"{fmt(m.get('wake_p99_us'), 2, 1e-3)} | {fmt(m.get('wake_max_us'), 1, 1e-3)} | "
-                     f"{fmt(m.get('missed_pct'))} | {fmt(m.get('throughput_vs_stock'), 2)} | "
-                     f"{fmt(m.get('daemon_cpu_pct'), 2)} | {m.get('verdict', '')} |")
+                     f"{fmt(m.get('missed_pct'))} | {with_worst(m, 'p99')} | "
+                     f"{with_worst(m, 'throughput')} | {fmt(m.get('daemon_cpu_pct'), 2)}"
+                     + (f" ({fmt(m['daemon_cpu_pct_worst'], 2)})" if m.get('daemon_cpu_pct_worst')
+                        is not None else "") + f" | {m.get('verdict', '')} |")
     losses = [(cell, cfg, m["verdict"]) for cell, cfgs in med.items() for cfg, m in cfgs.items()
               if cfg.startswith("muqssd") and "worse" in m.get("verdict", "")]
     L += ["", "## Where muqssd loses to stock", ""]
@@ -102,13 +147,17 @@ def markdown(meta, med, iso, scaling):
             m = cfgs.get(cfg)
             if not n or not m:
                 continue
-            r99 = m["wake_p99_us"] / n["wake_p99_us"] if n.get("wake_p99_us") else None
-            rw = m["work"] / n["work"] if n.get("work") else None
-            diff = m["missed_pct"] - n["missed_pct"]
-            mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
+            r99 = (m["wake_p99_us"] / n["wake_p99_us"]
+                   if m.get("wake_p99_us") is not None and n.get("wake_p99_us") else None)
+            rw = m["work"] / n["work"] if m.get("work") is not None and n.get("work") else None
+            if m.get("missed_pct") is not None and n.get("missed_pct") is not None:
+                diff = m["missed_pct"] - n["missed_pct"]
+                mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
+                missed = f"{mw} {m['missed_pct']:.1f} vs {n['missed_pct']:.1f}"
+            else:
+                missed = "–"
             L.append(f"| {cell} | {cfg} | {word(r99, LAT_BAND, True)} ×{fmt(r99, 2)} | "
-                     f"{mw} {m['missed_pct']:.1f} vs {n['missed_pct']:.1f} | "
-                     f"{word(rw, WORK_BAND, False)} ×{fmt(rw, 2)} |")
+                     f"{missed} | {word(rw, WORK_BAND, False)} ×{fmt(rw, 2)} |")
     if iso:
         cap = iso.get("tunables", {}).get("iso_cpu")
         tail = [s["iso_share_pct"] for s in iso["series"][len(iso["series"]) // 2:]]

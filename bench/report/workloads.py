@@ -15,27 +15,53 @@ CONFIG_TEXT = {
     "muqssd+iso": "muqssd, probe started with `muqssctl run -I` (SCHED_ISO)",
 }
 
-# Probes: (period ms, work ms).
+# Probes: (period ms, work ms) of bench/load/frame-probe, or REQRESP:
+# bench/load/reqresp (a dispatcher waking 2 workers per request, each
+# walking 1024 random lines of a 4 MiB buffer, about 140 us alone here),
+# whose throughput is its own requests per second. None: no probe, the
+# background's throughput is the figure.
 FRAME = (1000 / 60, 3.0)
 AUDIO = (5.0, 0.5)
+REQRESP = "reqresp"
+
+# The thread-mode hackbench of issue 14's wall-time goal (about 1 s
+# alone on the 2-CPU VM), shorter for the short runs of --quick and --dry.
+HACKBENCH_THREADS = {"full": "-p -T -g 4 -l 2000", "quick": "-p -T -g 4 -l 500",
+                     "dry": "-p -T -g 2 -l 50"}
 
 
 def cells(ncpu, mode):
-    """name -> (probe, background kind, background size). The full run has
-    every cell; --quick keeps the heavier hog count; --dry the lighter."""
+    """name -> (probe, background kind, background size; for hackbench its
+    arguments, None for the mode's). The full run has every cell; --quick
+    keeps the heavier hog count; --dry the lighter."""
     all_cells = {
         f"frame-{2 * ncpu}hogs": (FRAME, "hogs", 2 * ncpu),
         f"frame-{4 * ncpu}hogs": (FRAME, "hogs", 4 * ncpu),
         f"audio-{2 * ncpu}hogs": (AUDIO, "hogs", 2 * ncpu),
         f"audio-{4 * ncpu}hogs": (AUDIO, "hogs", 4 * ncpu),
         "build": (FRAME, "build", 2 * ncpu),
-        "messaging": (FRAME, "hackbench", 0),
+        "frame-hackbench": (FRAME, "hackbench", None),
+        "reqresp": (REQRESP, "hogs", 0),
+        "reqresp-2hogs": (REQRESP, "hogs", 2),
+        "hackbench-threads": (None, "hackbench", HACKBENCH_THREADS[mode]),
     }
     if mode == "full":
         return all_cells
     n = 4 * ncpu if mode == "quick" else 2 * ncpu
-    keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "messaging")
+    keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "frame-hackbench", "reqresp-2hogs",
+            "hackbench-threads")
     return {k: all_cells[k] for k in keep}
+
+
+def duration(name, d, mode):
+    """A run's length: hackbench -l 2000 alone needs room for several
+    completions even on a loaded machine."""
+    return max(d, 15.0) if name == "hackbench-threads" and mode == "full" else d
+
+
+def configs(cell):
+    """A cell without a probe has nothing to start as ISO."""
+    return [c for c in CONFIGS if cell[0] is not None or c != "muqssd+iso"]
 
 
 def ctl(b):
@@ -45,7 +71,7 @@ def ctl(b):
 
 def tasks(b, cell, config, d, raw_file, hackbench_args):
     """The scenario.run() task list of one run, and whether muqssd runs."""
-    (period, work), kind, size = cell
+    probe, kind, size = cell
     bg_prefix = "nice -n 10 " if config == "nice" else ""
     probe_prefix = {"nice": "nice -n -10 ", "muqssd+iso": ctl(b) + " -I -- "}.get(config, "")
     out = []
@@ -54,20 +80,27 @@ def tasks(b, cell, config, d, raw_file, hackbench_args):
     elif kind == "build":
         out.append(("build", f"{bg_prefix}{HERE}/compile-loop {b} {size} {d}"))
     elif kind == "hackbench":
-        out.append(("hackbench", f"{bg_prefix}{HERE}/hackbench-loop {d} {hackbench_args}"))
-    out.append(("probe", f"{probe_prefix}{b}/bench/load/frame-probe -p {period:.3f} -w {work} "
-                         f"-d {d} -o {raw_file}"))
+        out.append(("hackbench", f"{bg_prefix}{HERE}/hackbench-loop {d} {size or hackbench_args}"))
+    if probe == REQRESP:
+        out.append(("probe", f"{probe_prefix}{b}/bench/load/reqresp -d {d} -o {raw_file}"))
+    elif probe:
+        period, work = probe
+        out.append(("probe", f"{probe_prefix}{b}/bench/load/frame-probe -p {period:.3f} "
+                             f"-w {work} -d {d} -o {raw_file}"))
     return out, config.startswith("muqssd")
 
 
 def figures(r, d):
-    """One run's figures; work is the background's throughput, higher is
-    better: hog iterations, completed compiles, hackbench runs per second."""
+    """One run's figures; work is the throughput, higher is better: the
+    request/response probe's requests per second, else the background's
+    hog iterations, completed compiles or hackbench runs per second."""
     f = {}
     p = r.get("probe")
     if p:
-        for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames"):
-            f[k] = p[k]
+        for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames",
+                  "requests", "rps", "rtt_p99_us", "walk_p50_us", "worker_wait_us_per_req"):
+            if k in p:
+                f[k] = p[k]
     hogs = [v for k, v in r.items() if k.startswith("hog") and v]
     if hogs:
         f["work"] = sum(v["iterations"] for v in hogs)
@@ -78,6 +111,10 @@ def figures(r, d):
         f["hackbench_time_s"] = statistics.median(r["hackbench"]["times"])
         f["hackbench_runs"] = r["hackbench"]["runs"]
         f["work"] = 1 / f["hackbench_time_s"]
+    if "rps" in f:
+        if "work" in f:
+            f["bg_work"] = f["work"]
+        f["work"] = f["rps"]
     if r.get("_daemon_cpu_s") is not None:
         f["daemon_cpu_s"] = r["_daemon_cpu_s"]
         f["daemon_cpu_pct"] = 100 * r["_daemon_cpu_s"] / d
