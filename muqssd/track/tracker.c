@@ -28,6 +28,8 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	t->userdata = t->recovered_userdata = userdata;
 	tidmap_init(&t->tasks);
 	tidmap_init(&t->procs);
+	tidmap_init(&t->ghosts);
+	tidmap_init(&t->old_ghosts);
 	TAILQ_INIT(&t->active);
 	TAILQ_INIT(&t->idle);
 	t->max_fd_tasks = tracker_fd_budget();
@@ -56,6 +58,9 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 	TAILQ_REMOVE(&proc->threads, task, proc_link);
 	if (--proc->nthreads == 0) {
 		(void)tidmap_remove(&t->procs, proc->tgid);
+		/* Its children's fork events may still be queued. */
+		if (notify)
+			tracker_ghost_add(t, proc->tgid);
 		free(proc->exe);
 		free(proc);
 	}
@@ -85,6 +90,7 @@ struct tracker *tracker_free(struct tracker *t)
 		remove_task(t, task, false);
 	tidmap_done(&t->tasks);
 	tidmap_done(&t->procs);
+	tracker_ghosts_age(t, true);
 	sd_event_unref(t->event);
 	free(t);
 	return NULL;

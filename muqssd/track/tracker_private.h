@@ -34,6 +34,9 @@ struct tracker {
 
 	struct tidmap tasks; /* tid -> tracked_task */
 	struct tidmap procs; /* tgid -> tracked_proc, the processes in scope */
+	/* SCOPE_PID: processes in scope that left the table before their
+	 * events were all read (see tracker_ghost.c); two generations. */
+	struct tidmap ghosts, old_ghosts;
 	struct task_list active, idle;
 	size_t nactive;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
@@ -65,6 +68,13 @@ void tracker_remove(struct tracker *t, struct tracked_task *task);
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
+
+/* tracker_ghost.c */
+void tracker_ghost_add(struct tracker *t, pid_t tgid);
+bool tracker_is_ghost(const struct tracker *t, pid_t tgid);
+void tracker_ghost_forget(struct tracker *t, pid_t tgid);
+/* Ghosts older than one call are dropped; all = every ghost. */
+void tracker_ghosts_age(struct tracker *t, bool all);
 
 /* tracker_refresh.c */
 /* How many tasks may keep fds open, from RLIMIT_NOFILE. */

@@ -173,6 +173,9 @@ static int on_recovery(sd_event_source *s, uint64_t usec, void *userdata)
 	struct tracker *t = userdata;
 
 	t->lost_recoveries++;
+	/* Their exit events may be among the lost: a reused pid must not
+	 * pass for one. */
+	tracker_ghosts_age(t, true);
 	log_info("proc connector dropped events, reconciled with /proc (%llu recoveries)",
 		 (unsigned long long)t->lost_recoveries);
 	(void)tracker_scan(t, true);
@@ -221,6 +224,7 @@ static int on_reconcile(sd_event_source *s, uint64_t usec, void *userdata)
 	/* With events flowing, a listing is enough: it finds what was
 	 * missed and what left. Polling rereads everything anyway. */
 	(void)tracker_scan(t, t->polling);
+	tracker_ghosts_age(t, false);
 	return rearm(s, t->config->reconcile_interval_ms ?: 10000);
 }
 
