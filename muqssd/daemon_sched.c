@@ -143,8 +143,11 @@ static void apply_rules(struct daemon *d, struct managed_task *m)
 	if (!rule)
 		return;
 	if (rule->nice_set && rule->nice != m->st.nice &&
-	    enforce_set_nice(d->loop->enf, &m->target, rule->nice) == 0)
+	    enforce_set_nice(d->loop->enf, &m->target, rule->nice) == 0) {
 		sched_set_nice(d->loop->core, &m->st, rule->nice);
+		/* The last stat read predates it: not the owner's renice. */
+		m->tt->nice = rule->nice;
+	}
 	managed_set_class(d->loop, m, (enum muqss_class)rule->class);
 	log_task(LOG_LEVEL_DEBUG, m->target.tid, m->tt->comm, sched_class_name(m->st.class),
 		 "rule", "matched a rule");
