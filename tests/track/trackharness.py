@@ -48,14 +48,14 @@ def log(*a):
 
 
 class Scope:
-    def __init__(self, extra_args=(), log_level="info"):
+    def __init__(self, extra_args=(), log_level="info", conf_text="# empty: built-in defaults\n"):
         # tmpfs: the daemon's crash-restore records are written per task.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.tmp = tempfile.mkdtemp(prefix="muqss-track-", dir=shm)
         self.state = os.path.join(self.tmp, "state")
         self.conf = os.path.join(self.tmp, "muqssd.conf")
         with open(self.conf, "w") as f:
-            f.write("# empty: built-in defaults\n")
+            f.write(conf_text)
         self.daemon = None
         try:
             self._start(extra_args, log_level)
