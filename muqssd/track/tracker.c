@@ -105,6 +105,13 @@ int tracker_start(struct tracker *t)
 		if (r < 0)
 			log_notice("proc connector unavailable (%s), polling /proc every %u ms",
 				   strerror(-r), t->config->poll_interval_ms);
+		else if ((r = connector_probe(t->conn)) < 0) {
+			log_notice("proc connector delivers no events (%s; it does not outside the "
+				   "initial PID namespace), polling /proc every %u ms",
+				   r == -ENODATA ? "no fork event for a child of ours within 1 s" :
+				   strerror(-r), t->config->poll_interval_ms);
+			t->conn = connector_free(t->conn);
+		}
 	} else
 		log_notice("polling /proc every %u ms, as asked", t->config->poll_interval_ms);
 	t->polling = !t->conn;

@@ -33,7 +33,7 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f)
 		/* A process: its parent is the thread that forked. */
 		parent_in = tidmap_get(&t->procs, f->parent_tgid) ||
 			    tracker_is_ghost(t, f->parent_tgid);
-		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == 2))
+		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == t->scope.kthreadd))
 			return;
 		donor = tidmap_get(&t->tasks, f->parent_pid);
 	} else {

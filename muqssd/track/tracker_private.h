@@ -55,6 +55,9 @@ struct tracker {
 	uint64_t event_ns;	/* see tracker_event_ns() */
 	uint64_t lost_recoveries;
 	uint64_t events;
+	/* For the silence check at each reconciliation. */
+	uint64_t events_at_reconcile;
+	size_t scan_added;
 };
 
 /* tracker.c */
@@ -90,6 +93,8 @@ int tracker_scan(struct tracker *t, bool verify);
 int tracker_arm_timers(struct tracker *t);
 /* Rescans soon, once however often it is asked before then. */
 void tracker_schedule_recovery(struct tracker *t);
+/* Closes the connector and polls from now on. */
+int tracker_start_polling(struct tracker *t);
 
 /* tracker_events.c */
 int tracker_attach_connector(struct tracker *t);

@@ -73,7 +73,8 @@ static void scan_threads(struct tracker *t, pid_t tgid, bool verify)
 		}
 		if (gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
 			continue;
-		(void)tracker_add(t, tgid, tid, &st, NULL);
+		if (tracker_add(t, tgid, tid, &st, NULL))
+			t->scan_added++;
 	}
 	closedir(dir);
 }
@@ -126,7 +127,7 @@ int tracker_scan(struct tracker *t, bool verify)
 		pid_t tgid = procfs_pid_from_name(de->d_name);
 		struct procfs_stat st;
 
-		if (tgid <= 2 || tgid == t->scope.self)
+		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
 		if (tidmap_get(&t->procs, tgid)) {
 			scan_threads(t, tgid, verify);
@@ -217,13 +218,38 @@ static int rearm(sd_event_source *s, unsigned interval_ms)
 	return 0;
 }
 
+/* A connector can go silent after a good start (a listener from a PID
+ * namespace that the start-up probe missed, a kernel that stops sending):
+ * then tasks appear in /proc and no event ever comes, even about tasks
+ * outside the scope. The scan's new tasks are checked against the events
+ * once the queue is drained: a fork's event is sent right after the child
+ * shows in /proc. */
+static void check_silence(struct tracker *t)
+{
+	size_t added = t->scan_added;
+
+	if (t->polling || !added)
+		goto out;
+	(void)tracker_flush(t);
+	if (t->events != t->events_at_reconcile)
+		goto out;
+	log_notice("proc connector silent: %zu new tasks in /proc and no event for %u ms; "
+		   "polling /proc every %u ms from now on", added,
+		   t->config->reconcile_interval_ms ?: 10000, t->config->poll_interval_ms ?: 250);
+	(void)tracker_start_polling(t);
+out:
+	t->events_at_reconcile = t->events;
+}
+
 static int on_reconcile(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct tracker *t = userdata;
 
 	/* With events flowing, a listing is enough: it finds what was
 	 * missed and what left. Polling rereads everything anyway. */
+	t->scan_added = 0;
 	(void)tracker_scan(t, t->polling);
+	check_silence(t);
 	tracker_ghosts_age(t, false);
 	return rearm(s, t->config->reconcile_interval_ms ?: 10000);
 }
@@ -235,6 +261,22 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Polling must also see renames and reused tids: reread everything. */
 	(void)tracker_scan(t, true);
 	return rearm(s, t->config->poll_interval_ms ?: 250);
+}
+
+int tracker_start_polling(struct tracker *t)
+{
+	unsigned poll = t->config->poll_interval_ms ?: 250;
+	int r;
+
+	t->io_source = sd_event_source_disable_unref(t->io_source);
+	t->conn = connector_free(t->conn);
+	t->polling = true;
+	tracker_ghosts_age(t, true);
+	r = sd_event_add_time_relative(t->event, &t->poll_timer, CLOCK_MONOTONIC,
+				       (uint64_t)poll * 1000, 1000, on_poll, t);
+	if (r < 0)
+		return log_error_errno(r, "cannot arm the polling timer: %m");
+	return 0;
 }
 
 int tracker_arm_timers(struct tracker *t)
