@@ -248,6 +248,48 @@ struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
 	return tidmap_get(&t->tasks, tid);
 }
 
+/* Ancestors deeper than this are not followed: the tree a request names
+ * was forked moments ago, a few levels at most. */
+#define ADOPT_MAX_DEPTH 16
+
+static bool adopt_process(struct tracker *t, pid_t tgid, unsigned depth)
+{
+	struct procfs_stat st;
+
+	if (tidmap_get(&t->procs, tgid))
+		return true;
+	if (procfs_task_stat(tgid, tgid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	    scope_excluded(&t->scope, tgid, &st))
+		return false;
+	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid &&
+	    !tidmap_get(&t->procs, st.ppid) &&
+	    (depth >= ADOPT_MAX_DEPTH || st.ppid <= 1 || !adopt_process(t, st.ppid, depth + 1)))
+		return false;
+	if (!tracker_admits(t, tgid, &st))
+		return false;
+	tracker_scan_threads(t, tgid, false);
+	return tidmap_get(&t->procs, tgid) != NULL;
+}
+
+struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid)
+{
+	struct tracked_task *task = tidmap_get(&t->tasks, tid);
+	struct procfs_status status;
+
+	if (task)
+		return task;
+	/* /proc/<tid> answers for any thread; its Tgid names the process. */
+	if (procfs_task_status(tid, tid, &status) < 0 || status.tgid <= 0)
+		return NULL;
+	if (!adopt_process(t, status.tgid, 0))
+		return NULL;
+	task = tidmap_get(&t->tasks, tid);
+	if (task)
+		log_task(LOG_LEVEL_DEBUG, tid, task->comm, NULL, "track",
+			 "adopted from /proc on request, before its event or poll");
+	return task;
+}
+
 const char *tracker_task_exe(const struct tracked_task *task)
 {
 	return task->proc->exe;

@@ -90,6 +90,8 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 /* Reconciles with /proc. With verify, every known task's stat is reread
  * to catch reused tids; without, only new tids are read. */
 int tracker_scan(struct tracker *t, bool verify);
+/* Adds or verifies the threads of one process, as a scan does. */
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify);
 int tracker_arm_timers(struct tracker *t);
 /* Rescans soon, once however often it is asked before then. */
 void tracker_schedule_recovery(struct tracker *t);

@@ -33,7 +33,7 @@ static void verify_task(struct tracker *t, struct tracked_task *task, const stru
 	}
 }
 
-static void scan_threads(struct tracker *t, pid_t tgid, bool verify)
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
 {
 	char path[32];
 	struct dirent *de;
@@ -94,7 +94,7 @@ static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool ver
 		for (size_t i = 0; i < n; i++) {
 			if (p[i].tgid == 0 || !tidmap_get(&t->procs, p[i].ppid))
 				continue;
-			scan_threads(t, p[i].tgid, verify);
+			tracker_scan_threads(t, p[i].tgid, verify);
 			p[i].tgid = 0;
 			changed = true;
 		}
@@ -130,7 +130,7 @@ int tracker_scan(struct tracker *t, bool verify)
 		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
 		if (tidmap_get(&t->procs, tgid)) {
-			scan_threads(t, tgid, verify);
+			tracker_scan_threads(t, tgid, verify);
 			continue;
 		}
 		if (procfs_task_stat(tgid, tgid, &st) < 0 || scope_excluded(&t->scope, tgid, &st))
@@ -152,7 +152,7 @@ int tracker_scan(struct tracker *t, bool verify)
 			continue;
 		}
 		if (tracker_admits(t, tgid, &st))
-			scan_threads(t, tgid, verify);
+			tracker_scan_threads(t, tgid, verify);
 	}
 	if (t->scope.kind == SCOPE_PID)
 		scan_pending(t, pending, npending, verify);
