@@ -60,7 +60,8 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class cl
 		snprintf(err, errlen, "nice must be -20..19");
 		return -ERANGE;
 	}
-	tt = tracker_lookup(d->tracker, tid > 0 ? tid : pid);
+	/* In scope but not yet seen (polling lag, an event not yet read). */
+	tt = tracker_adopt(d->tracker, tid > 0 ? tid : pid);
 	if (!tt || (tid > 0 && tt->tgid != pid && pid > 0)) {
 		snprintf(err, errlen, "no such process in muqssd's scope: %d", (int)(tid > 0 ? tid : pid));
 		return -ESRCH;
