@@ -383,6 +383,8 @@ int daemon_sched_start(struct daemon *d)
 		goto fail;
 	}
 	warn_unless_in_memory(d->config.state_dir);
+	if (d->config.autogroup == AUTOGROUP_OFF)
+		(void)enforce_autogroup_off(l->enf);
 	/* Above every boost we grant, so a boosted spinner never starves us. */
 	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
 	l->tick_ns = TICK_ACTIVE_NS;
