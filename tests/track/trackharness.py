@@ -277,11 +277,14 @@ class CgroupScope(Scope):
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.root_pid = self._child_of(self.root.pid)
 
-    def start_daemon(self, extra_args=(), log_level="info"):
-        """Separate from __init__ so tasks can exist before the daemon."""
+    def start_daemon(self, extra_args=(), log_level="info", scope_args=None):
+        """Separate from __init__ so tasks can exist before the daemon.
+        scope_args replaces --scope-cgroup CG (e.g. [] for a config's)."""
         self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
+        if scope_args is None:
+            scope_args = ["--scope-cgroup", self.cg]
         self.daemon = subprocess.Popen(
-            ["timeout", "-s", "TERM", "200", MUQSSD, "--scope-cgroup", self.cg,
+            ["timeout", "-s", "TERM", "200", MUQSSD, *scope_args,
              "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
              "--config", self.conf, "--log-level", log_level, *extra_args],
             stdout=self.logf, stderr=subprocess.STDOUT)
