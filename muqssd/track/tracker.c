@@ -148,9 +148,14 @@ bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
 	}
 }
 
+void tracker_set_comm(struct tracked_task *task, const char *comm)
+{
+	memcpy(task->comm, comm, sizeof(task->comm));
+	task->comm[sizeof(task->comm) - 1] = '\0';
+}
+
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st)
 {
-	memcpy(task->comm, st->comm, sizeof(task->comm));
 	task->ppid = st->ppid;
 	task->sid = st->session;
 	task->flags = st->flags;
@@ -219,6 +224,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	task->euid = status.euid;
 	task->gid = status.rgid;
 	task->start_time = st->start_time;
+	tracker_set_comm(task, st->comm);
 	tracker_apply_stat(task, st);
 	task->proc = proc;
 	task->added_ns = task->active_ns = now_nsec(CLOCK_MONOTONIC);

@@ -96,6 +96,7 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 		if (o != task)
 			tracker_remove(t, o);
 	}
+	tracker_set_comm(task, st.comm);
 	tracker_apply_stat(task, &st);
 	free(proc->exe);
 	proc->exe = NULL;

@@ -67,8 +67,11 @@ struct tracker {
 struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 				 const struct procfs_stat *st, const struct tracked_task *parent);
 void tracker_remove(struct tracker *t, struct tracked_task *task);
-/* Updates the facts that stat carries. */
+/* Updates the facts that stat carries, but comm: a new name is news for
+ * task_exec, which only events and scans deliver (a tick's read that took
+ * it silently hid an exec whose event was lost from the next scan). */
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
+void tracker_set_comm(struct tracked_task *task, const char *comm);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
 

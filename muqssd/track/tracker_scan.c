@@ -24,6 +24,7 @@ static void verify_task(struct tracker *t, struct tracked_task *task, const stru
 	tracker_apply_stat(task, st);
 	task->seen_gen = t->generation;
 	if (renamed) {
+		tracker_set_comm(task, st->comm);
 		/* Only a poll or a lost event gets here: tell it like an exec. */
 		free(task->proc->exe);
 		task->proc->exe = NULL;
