@@ -136,7 +136,7 @@ class Scope:
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat") as f:
+                with open(f"/proc/{name}/stat", errors="replace") as f:
                     st = f.read()
             except OSError:
                 continue
@@ -155,7 +155,7 @@ class Scope:
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
                         st = f.read()
                 except OSError:
                     continue
@@ -240,7 +240,7 @@ def cgroup_root(version):
 
 def cgroup_of(pid, version):
     """A process's path in the hierarchy, as /proc/<pid>/cgroup says."""
-    with open(f"/proc/{pid}/cgroup") as f:
+    with open(f"/proc/{pid}/cgroup", errors="replace") as f:
         for line in f:
             _, ctrls, path = line.rstrip("\n").split(":", 2)
             if (version == 2 and ctrls == "") or (version == 1 and "cpu" in ctrls.split(",")):
@@ -320,7 +320,7 @@ class CgroupScope(Scope):
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
                         st = f.read()
                 except OSError:
                     continue
