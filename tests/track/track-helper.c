@@ -4,7 +4,8 @@
  *   track-helper execstorm N RATE PROG ARGS...
  *                                   fork+exec PROG N times at RATE a second, not
  *                                   waiting for each; every other one through an
- *                                   intermediate child that forks it and exits
+ *                                   intermediate child that forks it and exits;
+ *                                   writes the count started to $MUQSS_STORM_COUNT
  *   track-helper rename NAME MS     prctl(PR_SET_NAME) after 300 ms, exit after MS
  *   track-helper setuid UID MS      setresuid(UID) after 300 ms, exit after MS */
 #include <errno.h>
@@ -69,6 +70,7 @@ static int storm(long n)
 static int exec_storm(long n, long rate, char **argv)
 {
 	struct timespec start, now;
+	long started = 0;
 
 	signal(SIGCHLD, SIG_IGN); /* the kernel reaps */
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -85,12 +87,23 @@ static int exec_storm(long n, long rate, char **argv)
 			sleep_ms(1);
 			continue;
 		}
-		if (pid > 0)
+		if (pid > 0) {
+			started++;
 			continue;
+		}
 		if (i % 2 && fork() != 0)
 			_exit(0);
 		execv(argv[0], argv);
 		_exit(127);
+	}
+	/* How many were started, for a caller that checks each one. */
+	if (getenv("MUQSS_STORM_COUNT")) {
+		FILE *f = fopen(getenv("MUQSS_STORM_COUNT"), "w");
+
+		if (f) {
+			fprintf(f, "%ld\n", started);
+			fclose(f);
+		}
 	}
 	return 0;
 }
