@@ -18,6 +18,12 @@ enum iso_reading {
 	ISO_READING_PER_CPU = 1, /* MuQSS: share of each CPU */
 };
 
+/* kernel.sched_autogroup_enabled while muqssd runs. */
+enum autogroup_mode {
+	AUTOGROUP_KEEP = 0, /* as the system has it */
+	AUTOGROUP_OFF = 1,  /* 0, so nice acts across sessions; put back at exit */
+};
+
 struct config_tunables {
 	unsigned rr_interval_ms; /* 1..1000, default 6 */
 	unsigned interactive;	 /* 0..1, default 1 */
@@ -51,6 +57,7 @@ struct config {
 	unsigned poll_interval_ms;	/* /proc polling fallback, default 250 */
 	bool force_poll;		/* use polling even with a connector */
 	unsigned idleprio_stop_max_ms;	/* default 1000 */
+	enum autogroup_mode autogroup;	/* read at start; default keep */
 
 	char *socket_path;
 	unsigned socket_mode; /* default 0666 */

@@ -19,6 +19,7 @@ void config_init_defaults(struct config *c)
 	c->reconcile_interval_ms = 10000;
 	c->poll_interval_ms = 250;
 	c->idleprio_stop_max_ms = 1000;
+	c->autogroup = AUTOGROUP_KEEP;
 	c->socket_path = strdup(CONFIG_DEFAULT_SOCKET);
 	c->socket_mode = 0666;
 	c->state_dir = strdup(CONFIG_DEFAULT_STATE_DIR);

@@ -41,6 +41,7 @@ struct key {
 
 static const char *const iso_reading_names[] = { "machine", "per-cpu", NULL };
 static const char *const scope_names[] = { "all", "pid", "cgroup", NULL };
+static const char *const autogroup_names[] = { "keep", "off", NULL };
 
 #define F(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
 
@@ -50,6 +51,7 @@ static const struct key keys[] = {
 	{ "scheduler", "iso_cpu", KEY_UINT, F(tunables.iso_cpu), 0, 100, "%", NULL },
 	{ "scheduler", "yield_type", KEY_UINT, F(tunables.yield_type), 0, 2, "", NULL },
 	{ "scheduler", "iso_reading", KEY_ENUM, F(tunables.iso_reading), 0, 0, "", iso_reading_names },
+	{ "scheduler", "autogroup", KEY_ENUM, F(autogroup), 0, 0, "", autogroup_names },
 	{ "scope", "mode", KEY_ENUM, F(scope), 0, 0, "", scope_names },
 	{ "scope", "pid", KEY_UINT, F(scope_pid), 2, PID_MAX_LIMIT, "", NULL },
 	{ "scope", "cgroup", KEY_PATH, F(scope_cgroup), 0, 0, "", NULL },

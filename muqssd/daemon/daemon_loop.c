@@ -235,6 +235,9 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 		snprintf(err, errlen, "the scheduler is not running");
 		return -EAGAIN;
 	}
+	/* In scope but not yet seen (polling lag, an event not yet read):
+	 * taken in from /proc now, start time checked as a scan does. */
+	(void)tracker_adopt(d->tracker, tid > 0 ? tid : pid);
 	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
 }
 
@@ -352,6 +355,8 @@ int daemon_loop_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
 	warn_unless_in_memory(d->config.state_dir);
+	if (d->config.autogroup == AUTOGROUP_OFF)
+		(void)enforce_autogroup_off(d->enf);
 	lv = (struct loop_levers){ &lever_ops, d->enf };
 	if (hwloc_topology_init(&topo) < 0)
 		return log_error_errno(errno ? errno : EINVAL, "cannot read the CPU topology: %m");

@@ -70,5 +70,7 @@ int task_restore(const struct state_record *rec, bool slice_supported, uint64_t 
 uint64_t slice_request(uint64_t ns, uint64_t default_ns);
 /* Restores and removes every record in an opened, locked tasks dir. */
 int state_restore_all(int dir_fd);
+/* Puts back the autogroup sysctl recorded in the tasks dir, if any. */
+int autogroup_restore(int dir_fd);
 /* After EPERM on a FIFO boost as root: is RT group scheduling the cause? */
 bool rt_group_no_budget(pid_t tgid, pid_t tid, char *path, size_t size);

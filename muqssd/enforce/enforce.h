@@ -69,7 +69,8 @@ int enforcer_new(struct enforcer **ret, const char *state_dir);
  * call enforcer_restore_all() first for a clean shutdown. */
 struct enforcer *enforcer_free(struct enforcer *e);
 /* Puts every task back (SIGCONT, policy, nice, slice, affinity) and
- * removes its record. Tasks that are gone are just forgotten. */
+ * removes its record, and autogroup too. Tasks that are gone are just
+ * forgotten. */
 int enforcer_restore_all(struct enforcer *e);
 /* Why the last -EPERM was returned. */
 enum enforce_refusal enforcer_last_refusal(const struct enforcer *e);
@@ -143,6 +144,11 @@ int enforce_get_original(const struct enforcer *e, pid_t tid, struct enforce_ori
 
 /* Reads (tgid, start time) of tid from /proc; for building targets. */
 int enforce_target_from_tid(pid_t tid, struct enforce_target *ret);
+
+/* kernel.sched_autogroup_enabled to 0 until enforcer_restore_all(), its
+ * value recorded first (see autogroup.c). 0 also when the kernel has no
+ * autogroup or it was off. */
+int enforce_autogroup_off(struct enforcer *e);
 
 /* Runs the calling process SCHED_FIFO at prio and locks its memory.
  * Failures are logged and ignored; returns the first error. */

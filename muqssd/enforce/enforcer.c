@@ -334,7 +334,7 @@ void enforce_forget(struct enforcer *e, pid_t tid)
 
 int enforcer_restore_all(struct enforcer *e)
 {
-	int ret = 0;
+	int ret = 0, ag;
 
 	for (size_t i = 0; i < ENFORCE_BUCKETS; i++)
 		while (e->buckets[i]) {
@@ -349,7 +349,8 @@ int enforcer_restore_all(struct enforcer *e)
 			if (r < 0 && r != -ESRCH && ret == 0)
 				ret = r;
 		}
-	return ret;
+	ag = autogroup_restore(e->dir_fd);
+	return ret ? ret : ag;
 }
 
 int enforce_task_check(const struct enforce_task *t)

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -178,7 +179,14 @@ int enforce_set_nice(struct enforcer *e, const struct enforce_target *target, in
 	if (r < 0)
 		return r;
 	t->nice = nice;
-	return t->boost_prio ? 0 : apply_base(e, t);
+	if (!t->boost_prio)
+		return apply_base(e, t);
+	/* Boosted: the nice still takes effect now (a FIFO task keeps its
+	 * static priority), so the task's nice never shows a value we asked
+	 * to replace, which the loop would take for its owner's renice. */
+	if (setpriority(PRIO_PROCESS, (id_t)t->rec.tid, nice) < 0)
+		return -errno;
+	return 0;
 }
 
 int enforce_set_slice(struct enforcer *e, const struct enforce_target *target, uint64_t ns)

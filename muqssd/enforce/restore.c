@@ -281,6 +281,7 @@ int state_restore_all(int dir_fd)
 	int r;
 
 	c.slice_supported = sched_slice_probe(&c.default_slice_ns);
+	(void)autogroup_restore(dir_fd);
 	r = state_foreach(dir_fd, restore_one, &c);
 	/* Even after -ENOMEM: what was noted is worth repairing. */
 	for (size_t i = 0; i < c.n_inherit; i++)

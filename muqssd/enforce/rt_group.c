@@ -4,7 +4,9 @@
 #include "enforce-internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <libcgroup.h>
 
 static bool has_cpu_controller(const char *controllers)
 {
@@ -48,26 +50,38 @@ static bool cpu_cgroup_path(pid_t tgid, pid_t tid, char *ret, size_t size)
 	return found;
 }
 
+/* libcgroup knows where each controller is mounted (cpu alone, cpu,cpuacct
+ * or anywhere else) and reads a knob by name. Its own lookup of a task's
+ * path is per process; a v1 thread may sit elsewhere, so that path comes
+ * from the thread's own /proc file above. Only the EPERM path gets here,
+ * so libcgroup is set up on first use, not at start. */
+static int cgroup_lib_init(void)
+{
+	static int r = 1;
+
+	if (r == 1)
+		r = cgroup_init();
+	return r;
+}
+
 bool rt_group_no_budget(pid_t tgid, pid_t tid, char *path, size_t size)
 {
-	static const char *const mounts[] = { "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct" };
-	char cg[2048];
+	struct cgroup_controller *cpu;
+	struct cgroup *cg = NULL;
+	char rel[2048], *mnt = NULL;
+	int64_t v = -1;
+	bool none = false;
 
-	if (!cpu_cgroup_path(tgid, tid, cg, sizeof(cg)))
+	if (!cpu_cgroup_path(tgid, tid, rel, sizeof(rel)) || cgroup_lib_init() != 0 ||
+	    cgroup_get_subsys_mount_point("cpu", &mnt) != 0)
 		return false;
-	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
-		long long v;
-		FILE *f;
-		int n;
-
-		snprintf(path, size, "%s%s%scpu.rt_runtime_us", mounts[i], cg,
-			 cg[strlen(cg) - 1] == '/' ? "" : "/");
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		n = fscanf(f, "%lld", &v);
-		fclose(f);
-		return n == 1 && v == 0;
-	}
-	return false;
+	snprintf(path, size, "%s%s%scpu.rt_runtime_us", mnt, rel,
+		 rel[strlen(rel) - 1] == '/' ? "" : "/");
+	free(mnt);
+	cg = cgroup_new_cgroup(rel);
+	if (cg && cgroup_get_cgroup(cg) == 0 && (cpu = cgroup_get_controller(cg, "cpu")) &&
+	    cgroup_get_value_int64(cpu, "cpu.rt_runtime_us", &v) == 0)
+		none = v == 0;
+	cgroup_free(&cg);
+	return none;
 }

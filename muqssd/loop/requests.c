@@ -34,6 +34,7 @@ static void set_class_one(struct tracked_task *tt, void *userdata)
 			return;
 		}
 		sched_set_nice(l->core, &m->st, req->nice);
+		tt->nice = req->nice; /* not the owner's renice */
 	}
 	managed_set_class(l, m, req->class);
 	req->changed++;

@@ -2,9 +2,12 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/connector.h>
 #include <netlink/netlink.h>
@@ -17,6 +20,7 @@
  * costs a whole skb (~1 KiB) of receive buffer. */
 #define CONNECTOR_RCVBUF (16 * 1024 * 1024)
 #define CONNECTOR_ACK_TIMEOUT_MS 1000
+#define CONNECTOR_PROBE_TIMEOUT_MS 1000
 
 struct connector {
 	struct nl_sock *sock;
@@ -137,6 +141,57 @@ int connector_open(struct connector **ret)
 fail:
 	connector_free(c);
 	return r;
+}
+
+struct probe_wait {
+	pid_t parent, child;
+	bool seen;
+};
+
+static void on_probe_candidate(const struct proc_event *ev, void *userdata)
+{
+	struct probe_wait *w = userdata;
+
+	if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_pid == w->child &&
+	    ev->event_data.fork.parent_tgid == w->parent)
+		w->seen = true;
+}
+
+static long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+int connector_probe(struct connector *c)
+{
+	struct probe_wait w = { .parent = getpid() };
+	struct pollfd pfd = { .fd = nl_socket_get_fd(c->sock), .events = POLLIN };
+	struct timespec start;
+	long left;
+
+	w.child = fork();
+	if (w.child < 0)
+		return -errno;
+	if (w.child == 0)
+		_exit(0);
+	while (waitpid(w.child, NULL, 0) < 0 && errno == EINTR)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!w.seen && (left = CONNECTOR_PROBE_TIMEOUT_MS - ms_since(&start)) > 0) {
+		int r = poll(&pfd, 1, (int)left);
+
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r <= 0)
+			continue;
+		r = connector_receive(c, 256, on_probe_candidate, &w);
+		if (r < 0 && r != -ENOBUFS)
+			return r;
+	}
+	return w.seen ? 0 : -ENODATA;
 }
 
 struct connector *connector_free(struct connector *c)

@@ -15,6 +15,12 @@ typedef void (*connector_event_func_t)(const struct proc_event *ev, void *userda
 /* Opens the socket, joins the group, asks to listen and waits (briefly) for
  * the kernel's ack. Events may queue from here on. */
 int connector_open(struct connector **ret);
+/* Forks a child that exits at once and waits (up to a second) for its fork
+ * event: 0 when it came, -ENODATA when not. A listener outside the
+ * initial PID namespace is acked by nobody and hears nothing (or the
+ * init namespace's pids, when another listener is on), so a good ack is
+ * not proof. Events read meanwhile are dropped: probe before scanning. */
+int connector_probe(struct connector *c);
 struct connector *connector_free(struct connector *c);
 int connector_fd(const struct connector *c);
 /* Hands up to max queued events to fn, without blocking. Returns the count

@@ -106,10 +106,14 @@ int scope_init(struct scope *s, const struct config *c)
 	char full[PATH_MAX + 64];
 	struct stat st;
 
+	struct procfs_stat kst;
+
 	memset(s, 0, sizeof(*s));
 	s->kind = c->scope;
 	s->pid = c->scope_pid;
 	s->self = getpid();
+	/* In a PID namespace of its own, 2 is an ordinary process. */
+	s->kthreadd = procfs_task_stat(2, 2, &kst) == 0 && (kst.flags & PF_KTHREAD_FLAG) ? 2 : -1;
 	if (s->kind != SCOPE_CGROUP)
 		return 0;
 	if (!c->scope_cgroup || !*c->scope_cgroup)
@@ -132,9 +136,9 @@ int scope_init(struct scope *s, const struct config *c)
 
 bool scope_excluded(const struct scope *s, pid_t tgid, const struct procfs_stat *st)
 {
-	if (tgid <= 2 || tgid == s->self)
+	if (tgid <= 1 || tgid == s->kthreadd || tgid == s->self)
 		return true;
-	return (st->flags & PF_KTHREAD_FLAG) || st->ppid == 2;
+	return (st->flags & PF_KTHREAD_FLAG) || st->ppid == s->kthreadd;
 }
 
 int scope_cgroup_contains(const struct scope *s, pid_t tgid, pid_t tid)

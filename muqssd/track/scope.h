@@ -1,7 +1,7 @@
 /* Which tasks the tracker manages.
  *
- * Never: kernel threads (PF_KTHREAD, or children of kthreadd), PID 1, and
- * the daemon itself. Then, by config.scope:
+ * Never: kernel threads (PF_KTHREAD, or children of kthreadd), PID 1 (of
+ * the daemon's PID namespace), and the daemon itself. Then, by config.scope:
  *   SCOPE_ALL     every other task;
  *   SCOPE_PID     the process config.scope_pid and its descendants. The
  *                 tracker decides membership at fork time from the parent's
@@ -33,6 +33,7 @@ struct scope {
 	enum scope_kind kind;
 	pid_t pid;
 	pid_t self;
+	pid_t kthreadd;	/* 2, or -1 in a PID namespace (no kernel threads there) */
 	char controller[64]; /* "" for cgroup2 */
 	char path[PATH_MAX]; /* relative to the hierarchy's root, "/..." */
 };

@@ -28,6 +28,8 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	t->userdata = t->recovered_userdata = userdata;
 	tidmap_init(&t->tasks);
 	tidmap_init(&t->procs);
+	tidmap_init(&t->ghosts);
+	tidmap_init(&t->old_ghosts);
 	TAILQ_INIT(&t->active);
 	TAILQ_INIT(&t->idle);
 	t->max_fd_tasks = tracker_fd_budget();
@@ -56,6 +58,9 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 	TAILQ_REMOVE(&proc->threads, task, proc_link);
 	if (--proc->nthreads == 0) {
 		(void)tidmap_remove(&t->procs, proc->tgid);
+		/* Its children's fork events may still be queued. */
+		if (notify)
+			tracker_ghost_add(t, proc->tgid);
 		free(proc->exe);
 		free(proc);
 	}
@@ -85,6 +90,7 @@ struct tracker *tracker_free(struct tracker *t)
 		remove_task(t, task, false);
 	tidmap_done(&t->tasks);
 	tidmap_done(&t->procs);
+	tracker_ghosts_age(t, true);
 	sd_event_unref(t->event);
 	free(t);
 	return NULL;
@@ -99,6 +105,13 @@ int tracker_start(struct tracker *t)
 		if (r < 0)
 			log_notice("proc connector unavailable (%s), polling /proc every %u ms",
 				   strerror(-r), t->config->poll_interval_ms);
+		else if ((r = connector_probe(t->conn)) < 0) {
+			log_notice("proc connector delivers no events (%s; it does not outside the "
+				   "initial PID namespace), polling /proc every %u ms",
+				   r == -ENODATA ? "no fork event for a child of ours within 1 s" :
+				   strerror(-r), t->config->poll_interval_ms);
+			t->conn = connector_free(t->conn);
+		}
 	} else
 		log_notice("polling /proc every %u ms, as asked", t->config->poll_interval_ms);
 	t->polling = !t->conn;
@@ -135,9 +148,14 @@ bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
 	}
 }
 
+void tracker_set_comm(struct tracked_task *task, const char *comm)
+{
+	memcpy(task->comm, comm, sizeof(task->comm));
+	task->comm[sizeof(task->comm) - 1] = '\0';
+}
+
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st)
 {
-	memcpy(task->comm, st->comm, sizeof(task->comm));
 	task->ppid = st->ppid;
 	task->sid = st->session;
 	task->flags = st->flags;
@@ -206,6 +224,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	task->euid = status.euid;
 	task->gid = status.rgid;
 	task->start_time = st->start_time;
+	tracker_set_comm(task, st->comm);
 	tracker_apply_stat(task, st);
 	task->proc = proc;
 	task->added_ns = task->active_ns = now_nsec(CLOCK_MONOTONIC);
@@ -233,6 +252,48 @@ void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb
 struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
 {
 	return tidmap_get(&t->tasks, tid);
+}
+
+/* Ancestors deeper than this are not followed: the tree a request names
+ * was forked moments ago, a few levels at most. */
+#define ADOPT_MAX_DEPTH 16
+
+static bool adopt_process(struct tracker *t, pid_t tgid, unsigned depth)
+{
+	struct procfs_stat st;
+
+	if (tidmap_get(&t->procs, tgid))
+		return true;
+	if (procfs_task_stat(tgid, tgid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	    scope_excluded(&t->scope, tgid, &st))
+		return false;
+	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid &&
+	    !tidmap_get(&t->procs, st.ppid) &&
+	    (depth >= ADOPT_MAX_DEPTH || st.ppid <= 1 || !adopt_process(t, st.ppid, depth + 1)))
+		return false;
+	if (!tracker_admits(t, tgid, &st))
+		return false;
+	tracker_scan_threads(t, tgid, false);
+	return tidmap_get(&t->procs, tgid) != NULL;
+}
+
+struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid)
+{
+	struct tracked_task *task = tidmap_get(&t->tasks, tid);
+	struct procfs_status status;
+
+	if (task)
+		return task;
+	/* /proc/<tid> answers for any thread; its Tgid names the process. */
+	if (procfs_task_status(tid, tid, &status) < 0 || status.tgid <= 0)
+		return NULL;
+	if (!adopt_process(t, status.tgid, 0))
+		return NULL;
+	task = tidmap_get(&t->tasks, tid);
+	if (task)
+		log_task(LOG_LEVEL_DEBUG, tid, task->comm, NULL, "track",
+			 "adopted from /proc on request, before its event or poll");
+	return task;
 }
 
 const char *tracker_task_exe(const struct tracked_task *task)

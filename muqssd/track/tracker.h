@@ -98,6 +98,13 @@ int tracker_flush(struct tracker *t);
 int tracker_start(struct tracker *t);
 
 struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid);
+/* The task tid, read from /proc and added with its whole process (task_new
+ * called for each thread) when the table does not hold it yet but it is
+ * in scope: polling lag, or an event not yet read. With --scope-pid, new
+ * ancestors are added on the way, up to one the table holds. Each thread
+ * is identified by its start time from the same read, as a scan does.
+ * NULL when it is not in scope, gone, or a kernel thread. */
+struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid);
 /* During a task_new or task_exec callback: the kernel's timestamp of the
  * fork or exec event behind it (CLOCK_MONOTONIC ns); 0 for a task or a
  * rename found by a scan, a comm change, and outside callbacks. */

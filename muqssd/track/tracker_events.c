@@ -31,8 +31,9 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f)
 
 	if (tid == tgid) {
 		/* A process: its parent is the thread that forked. */
-		parent_in = tidmap_get(&t->procs, f->parent_tgid) != NULL;
-		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == 2))
+		parent_in = tidmap_get(&t->procs, f->parent_tgid) ||
+			    tracker_is_ghost(t, f->parent_tgid);
+		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == t->scope.kthreadd))
 			return;
 		donor = tidmap_get(&t->tasks, f->parent_pid);
 	} else {
@@ -43,16 +44,25 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f)
 		parent_in = true;
 		donor = tidmap_get(&t->tasks, tgid);
 	}
-	if (procfs_task_stat(tgid, tid, &st) < 0)
-		return; /* already gone; its exit event finds nothing */
+	if (procfs_task_stat(tgid, tid, &st) < 0) {
+		/* Already gone, maybe after forking: a launcher. */
+		if (tid == tgid && parent_in)
+			tracker_ghost_add(t, tgid);
+		return;
+	}
 	old = tidmap_get(&t->tasks, tid);
 	if (old) {
 		if (old->start_time == st.start_time && old->tgid == tgid)
 			return; /* a scan found it first */
 		tracker_remove(t, old);
 	}
-	if (gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
+	if (st.flags & PF_KTHREAD_FLAG)
 		return;
+	if (gone_state(st.state)) {
+		if (tid == tgid && parent_in)
+			tracker_ghost_add(t, tgid);
+		return;
+	}
 	if (!parent_in && !tracker_admits(t, tgid, &st))
 		return;
 	(void)tracker_add(t, tgid, tid, &st, donor);
@@ -86,6 +96,7 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 		if (o != task)
 			tracker_remove(t, o);
 	}
+	tracker_set_comm(task, st.comm);
 	tracker_apply_stat(task, &st);
 	free(proc->exe);
 	proc->exe = NULL;
@@ -103,11 +114,16 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 
 static void on_exit_event(struct tracker *t, const struct proc_event *ev)
 {
-	struct tracked_task *task = tidmap_get(&t->tasks, ev->event_data.exit.process_pid);
+	pid_t tid = ev->event_data.exit.process_pid, tgid = ev->event_data.exit.process_tgid;
+	struct tracked_task *task = tidmap_get(&t->tasks, tid);
 	struct procfs_stat st;
 
-	if (!task)
+	if (!task) {
+		/* Every fork event of the leader's process came before. */
+		if (tid == tgid)
+			tracker_ghost_forget(t, tgid);
 		return;
+	}
 	/* An exit older than the task's entry may belong to an earlier
 	 * owner of the tid that a rescan replaced: check before dropping. */
 	if (ev->timestamp_ns < task->added_ns &&
@@ -115,6 +131,8 @@ static void on_exit_event(struct tracker *t, const struct proc_event *ev)
 	    st.start_time == task->start_time && !gone_state(st.state))
 		return;
 	tracker_remove(t, task);
+	if (tid == tgid || !tidmap_get(&t->procs, tgid))
+		tracker_ghost_forget(t, tgid);
 }
 
 static void on_comm(struct tracker *t, const struct comm_proc_event *c)

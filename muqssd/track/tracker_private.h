@@ -34,6 +34,9 @@ struct tracker {
 
 	struct tidmap tasks; /* tid -> tracked_task */
 	struct tidmap procs; /* tgid -> tracked_proc, the processes in scope */
+	/* SCOPE_PID: processes in scope that left the table before their
+	 * events were all read (see tracker_ghost.c); two generations. */
+	struct tidmap ghosts, old_ghosts;
 	struct task_list active, idle;
 	size_t nactive;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
@@ -52,6 +55,9 @@ struct tracker {
 	uint64_t event_ns;	/* see tracker_event_ns() */
 	uint64_t lost_recoveries;
 	uint64_t events;
+	/* For the silence check at each reconciliation. */
+	uint64_t events_at_reconcile;
+	size_t scan_added;
 };
 
 /* tracker.c */
@@ -61,10 +67,20 @@ struct tracker {
 struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 				 const struct procfs_stat *st, const struct tracked_task *parent);
 void tracker_remove(struct tracker *t, struct tracked_task *task);
-/* Updates the facts that stat carries. */
+/* Updates the facts that stat carries, but comm: a new name is news for
+ * task_exec, which only events and scans deliver (a tick's read that took
+ * it silently hid an exec whose event was lost from the next scan). */
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
+void tracker_set_comm(struct tracked_task *task, const char *comm);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
+
+/* tracker_ghost.c */
+void tracker_ghost_add(struct tracker *t, pid_t tgid);
+bool tracker_is_ghost(const struct tracker *t, pid_t tgid);
+void tracker_ghost_forget(struct tracker *t, pid_t tgid);
+/* Ghosts older than one call are dropped; all = every ghost. */
+void tracker_ghosts_age(struct tracker *t, bool all);
 
 /* tracker_refresh.c */
 /* How many tasks may keep fds open, from RLIMIT_NOFILE. */
@@ -77,9 +93,13 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 /* Reconciles with /proc. With verify, every known task's stat is reread
  * to catch reused tids; without, only new tids are read. */
 int tracker_scan(struct tracker *t, bool verify);
+/* Adds or verifies the threads of one process, as a scan does. */
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify);
 int tracker_arm_timers(struct tracker *t);
 /* Rescans soon, once however often it is asked before then. */
 void tracker_schedule_recovery(struct tracker *t);
+/* Closes the connector and polls from now on. */
+int tracker_start_polling(struct tracker *t);
 
 /* tracker_events.c */
 int tracker_attach_connector(struct tracker *t);

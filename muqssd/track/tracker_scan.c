@@ -24,6 +24,7 @@ static void verify_task(struct tracker *t, struct tracked_task *task, const stru
 	tracker_apply_stat(task, st);
 	task->seen_gen = t->generation;
 	if (renamed) {
+		tracker_set_comm(task, st->comm);
 		/* Only a poll or a lost event gets here: tell it like an exec. */
 		free(task->proc->exe);
 		task->proc->exe = NULL;
@@ -33,7 +34,7 @@ static void verify_task(struct tracker *t, struct tracked_task *task, const stru
 	}
 }
 
-static void scan_threads(struct tracker *t, pid_t tgid, bool verify)
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
 {
 	char path[32];
 	struct dirent *de;
@@ -73,7 +74,8 @@ static void scan_threads(struct tracker *t, pid_t tgid, bool verify)
 		}
 		if (gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
 			continue;
-		(void)tracker_add(t, tgid, tid, &st, NULL);
+		if (tracker_add(t, tgid, tid, &st, NULL))
+			t->scan_added++;
 	}
 	closedir(dir);
 }
@@ -93,7 +95,7 @@ static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool ver
 		for (size_t i = 0; i < n; i++) {
 			if (p[i].tgid == 0 || !tidmap_get(&t->procs, p[i].ppid))
 				continue;
-			scan_threads(t, p[i].tgid, verify);
+			tracker_scan_threads(t, p[i].tgid, verify);
 			p[i].tgid = 0;
 			changed = true;
 		}
@@ -126,10 +128,10 @@ int tracker_scan(struct tracker *t, bool verify)
 		pid_t tgid = procfs_pid_from_name(de->d_name);
 		struct procfs_stat st;
 
-		if (tgid <= 2 || tgid == t->scope.self)
+		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
 		if (tidmap_get(&t->procs, tgid)) {
-			scan_threads(t, tgid, verify);
+			tracker_scan_threads(t, tgid, verify);
 			continue;
 		}
 		if (procfs_task_stat(tgid, tgid, &st) < 0 || scope_excluded(&t->scope, tgid, &st))
@@ -151,7 +153,7 @@ int tracker_scan(struct tracker *t, bool verify)
 			continue;
 		}
 		if (tracker_admits(t, tgid, &st))
-			scan_threads(t, tgid, verify);
+			tracker_scan_threads(t, tgid, verify);
 	}
 	if (t->scope.kind == SCOPE_PID)
 		scan_pending(t, pending, npending, verify);
@@ -173,6 +175,9 @@ static int on_recovery(sd_event_source *s, uint64_t usec, void *userdata)
 	struct tracker *t = userdata;
 
 	t->lost_recoveries++;
+	/* Their exit events may be among the lost: a reused pid must not
+	 * pass for one. */
+	tracker_ghosts_age(t, true);
 	log_info("proc connector dropped events, reconciled with /proc (%llu recoveries)",
 		 (unsigned long long)t->lost_recoveries);
 	(void)tracker_scan(t, true);
@@ -214,13 +219,39 @@ static int rearm(sd_event_source *s, unsigned interval_ms)
 	return 0;
 }
 
+/* A connector can go silent after a good start (a listener from a PID
+ * namespace that the start-up probe missed, a kernel that stops sending):
+ * then tasks appear in /proc and no event ever comes, even about tasks
+ * outside the scope. The scan's new tasks are checked against the events
+ * once the queue is drained: a fork's event is sent right after the child
+ * shows in /proc. */
+static void check_silence(struct tracker *t)
+{
+	size_t added = t->scan_added;
+
+	if (t->polling || !added)
+		goto out;
+	(void)tracker_flush(t);
+	if (t->events != t->events_at_reconcile)
+		goto out;
+	log_notice("proc connector silent: %zu new tasks in /proc and no event for %u ms; "
+		   "polling /proc every %u ms from now on", added,
+		   t->config->reconcile_interval_ms ?: 10000, t->config->poll_interval_ms ?: 250);
+	(void)tracker_start_polling(t);
+out:
+	t->events_at_reconcile = t->events;
+}
+
 static int on_reconcile(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct tracker *t = userdata;
 
 	/* With events flowing, a listing is enough: it finds what was
 	 * missed and what left. Polling rereads everything anyway. */
+	t->scan_added = 0;
 	(void)tracker_scan(t, t->polling);
+	check_silence(t);
+	tracker_ghosts_age(t, false);
 	return rearm(s, t->config->reconcile_interval_ms ?: 10000);
 }
 
@@ -231,6 +262,22 @@ static int on_poll(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Polling must also see renames and reused tids: reread everything. */
 	(void)tracker_scan(t, true);
 	return rearm(s, t->config->poll_interval_ms ?: 250);
+}
+
+int tracker_start_polling(struct tracker *t)
+{
+	unsigned poll = t->config->poll_interval_ms ?: 250;
+	int r;
+
+	t->io_source = sd_event_source_disable_unref(t->io_source);
+	t->conn = connector_free(t->conn);
+	t->polling = true;
+	tracker_ghosts_age(t, true);
+	r = sd_event_add_time_relative(t->event, &t->poll_timer, CLOCK_MONOTONIC,
+				       (uint64_t)poll * 1000, 1000, on_poll, t);
+	if (r < 0)
+		return log_error_errno(r, "cannot arm the polling timer: %m");
+	return 0;
 }
 
 int tracker_arm_timers(struct tracker *t)

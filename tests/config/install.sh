@@ -15,6 +15,7 @@ opt() { # the value of a meson option of this build
 prefix=$(opt prefix)
 sysconfdir=$(opt sysconfdir)
 sbindir=$(opt sbindir)
+bindir=$(opt bindir)
 mandir=$(opt mandir)
 libexecdir=$(opt libexecdir)
 datadir=$(opt datadir)
@@ -22,6 +23,7 @@ case $libexecdir in /*) ;; *) libexecdir=$prefix/$libexecdir ;; esac
 case $datadir in /*) ;; *) datadir=$prefix/$datadir ;; esac
 case $sysconfdir in /*) ;; *) sysconfdir=$prefix/$sysconfdir ;; esac
 case $sbindir in /*) ;; *) sbindir=$prefix/$sbindir ;; esac
+case $bindir in /*) ;; *) bindir=$prefix/$bindir ;; esac
 case $mandir in /*) ;; *) mandir=$prefix/$mandir ;; esac
 
 timeout 120 meson install -C "$build" --destdir "$tmp" --no-rebuild --quiet >/dev/null
@@ -51,6 +53,19 @@ grep -qx "ExecStopPost=$sbindir/muqssd --restore" "$tmp$unit" || fail "ExecStopP
 user_unit=$(cd "$tmp" && find . -path '*/systemd/user/muqss-gamemode.service' | sed 's/^\.//')
 [ -n "$user_unit" ] || fail "muqss-gamemode.service (user unit) not installed"
 grep -qx "ExecStart=$libexecdir/muqss-gamemode" "$tmp$user_unit" || fail "user unit ExecStart"
+grep -qx "ExecReload=$bindir/muqssctl reload" "$tmp$unit" || fail "ExecReload"
+
+# Every program a unit runs is one we install: a minimal system (debootstrap
+# --variant=minbase) has no /bin/kill, no procps, nothing to rely on.
+for f in "$tmp$unitdir"/muqssd.*; do
+	{ grep -E '^Exec[A-Za-z]*=' "$f" || true; } | sed -E 's/^[^=]*=[-@:+!]*//; s/ .*//' |
+	while read -r prog; do
+		case $prog in
+		/*) [ -x "$tmp$prog" ] || fail "$(basename "$f") runs $prog, which is not installed" ;;
+		*) fail "$(basename "$f") runs $prog by name, not path" ;;
+		esac
+	done
+done
 
 # The installed config is valid as shipped.
 "$tmp$sbindir/muqssd" --check-config "$tmp$sysconfdir/muqssd/muqssd.conf" >/dev/null
@@ -65,10 +80,9 @@ sock=$tmp/etc/systemd/system/sockets.target.wants/muqssd.socket
 [ "$(readlink "$sock")" = "$unitdir/muqssd.socket" ] || fail "Also=muqssd.socket was not enabled"
 
 # verify resolves dependencies and commands inside --root, so give the root
-# what any systemd OS has: the distribution's units and /bin/kill.
-mkdir -p "$tmp/usr/lib/systemd" "$tmp/bin"
+# what any systemd OS has: the distribution's units, and nothing else.
+mkdir -p "$tmp/usr/lib/systemd"
 cp -a /lib/systemd/system "$tmp/usr/lib/systemd/"
-cp /bin/kill "$tmp/bin/kill"
 # verify exits 0 on "unknown key, ignoring", so any output is a failure.
 out=$(timeout 60 systemd-analyze verify --man=no --root="$tmp" muqssd.service muqssd.socket 2>&1) ||
 	fail "systemd-analyze verify: $out"

@@ -23,10 +23,10 @@ root=$!
 timeout -s TERM 40 "$muqssd" --scope-pid "$root" --state-dir "$tmp/state" \
 	--socket "$tmp/sock" --config "$tmp/empty.conf" > "$tmp/daemon.log" 2>&1 &
 daemon=$!
-for _ in $(seq 100); do [ -s "$tmp/late.pid" ] && [ -S "$tmp/sock" ] && break; sleep 0.1; done
+for _ in $(seq 150); do [ -s "$tmp/late.pid" ] && [ -S "$tmp/sock" ] && break; sleep 0.1; done
 late=$(cat "$tmp/late.pid" 2>/dev/null)
 [ -n "$late" ] || { echo "the late task never started"; exit 1; }
-# The poll interval is 250 ms by default.
+# Polling finds it within 250 ms (the default interval).
 sleep 0.6
 timeout 10 "$muqssctl" --socket "$tmp/sock" iso "$late"
 rc=$?
@@ -53,8 +53,8 @@ def main():
             log = f.read()
         print(p.stdout + p.stderr)
         print(log)
-        assert "proc connector delivers no events" in log or "polling /proc" in log, \
-            "muqssd did not notice its connector is silent"
+        assert "proc connector delivers no events" in log, \
+            "muqssd did not notice that its connector is silent"
         assert p.returncode == 0, f"muqssctl iso on the late task failed ({p.returncode})"
         print("1 passed, 0 failed")
         return 0

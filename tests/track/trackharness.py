@@ -48,14 +48,14 @@ def log(*a):
 
 
 class Scope:
-    def __init__(self, extra_args=(), log_level="info"):
+    def __init__(self, extra_args=(), log_level="info", conf_text="# empty: built-in defaults\n"):
         # tmpfs: the daemon's crash-restore records are written per task.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.tmp = tempfile.mkdtemp(prefix="muqss-track-", dir=shm)
         self.state = os.path.join(self.tmp, "state")
         self.conf = os.path.join(self.tmp, "muqssd.conf")
         with open(self.conf, "w") as f:
-            f.write("# empty: built-in defaults\n")
+            f.write(conf_text)
         self.daemon = None
         try:
             self._start(extra_args, log_level)
@@ -136,7 +136,7 @@ class Scope:
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat") as f:
+                with open(f"/proc/{name}/stat", errors="replace") as f:
                     st = f.read()
             except OSError:
                 continue
@@ -155,7 +155,7 @@ class Scope:
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
                         st = f.read()
                 except OSError:
                     continue
@@ -240,7 +240,7 @@ def cgroup_root(version):
 
 def cgroup_of(pid, version):
     """A process's path in the hierarchy, as /proc/<pid>/cgroup says."""
-    with open(f"/proc/{pid}/cgroup") as f:
+    with open(f"/proc/{pid}/cgroup", errors="replace") as f:
         for line in f:
             _, ctrls, path = line.rstrip("\n").split(":", 2)
             if (version == 2 and ctrls == "") or (version == 1 and "cpu" in ctrls.split(",")):
@@ -277,11 +277,14 @@ class CgroupScope(Scope):
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.root_pid = self._child_of(self.root.pid)
 
-    def start_daemon(self, extra_args=(), log_level="info"):
-        """Separate from __init__ so tasks can exist before the daemon."""
+    def start_daemon(self, extra_args=(), log_level="info", scope_args=None):
+        """Separate from __init__ so tasks can exist before the daemon.
+        scope_args replaces --scope-cgroup CG (e.g. [] for a config's)."""
         self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
+        if scope_args is None:
+            scope_args = ["--scope-cgroup", self.cg]
         self.daemon = subprocess.Popen(
-            ["timeout", "-s", "TERM", "200", MUQSSD, "--scope-cgroup", self.cg,
+            ["timeout", "-s", "TERM", "200", MUQSSD, *scope_args,
              "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
              "--config", self.conf, "--log-level", log_level, *extra_args],
             stdout=self.logf, stderr=subprocess.STDOUT)
@@ -317,7 +320,7 @@ class CgroupScope(Scope):
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
                         st = f.read()
                 except OSError:
                     continue
