@@ -47,6 +47,7 @@ struct daemon {
 	struct daemon_counters counters;
 	struct latency_hist tick_lateness; /* how late each tick ran, us */
 	uint64_t tick_lateness_max_us;
+	uint64_t tick_took_max_us;	/* the longest tick, start to end */
 	uint64_t last_late_log_ns;
 	uint64_t last_trip_log_ns;
 	uint64_t test_stall_ns;		/* MUQSSD_TEST_STALL_MS: the test hook */

@@ -22,6 +22,8 @@ void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint6
 	latency_hist_add(&d->tick_lateness, late / 1000);
 	if (late / 1000 > d->tick_lateness_max_us)
 		d->tick_lateness_max_us = late / 1000;
+	if (took_ns / 1000 > d->tick_took_max_us)
+		d->tick_took_max_us = took_ns / 1000;
 	if (late + took_ns <= bound)
 		return;
 	d->counters.ticks_over_bound++;
@@ -44,6 +46,7 @@ int daemon_tick_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(tick, "count", (double)d->counters.ticks);
 	cJSON_AddNumberToObject(tick, "bound_us", (double)(daemon_tick_bound_ns(d) / 1000));
 	cJSON_AddNumberToObject(tick, "late_max_us", (double)d->tick_lateness_max_us);
+	cJSON_AddNumberToObject(tick, "took_max_us", (double)d->tick_took_max_us);
 	cJSON_AddNumberToObject(tick, "late_p99_us",
 				(double)latency_hist_percentile(&d->tick_lateness, 99));
 	cJSON_AddNumberToObject(tick, "over_bound", (double)d->counters.ticks_over_bound);
