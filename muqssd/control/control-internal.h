@@ -55,6 +55,11 @@ void auth_read_peer(struct control_client *c, gid_t admin_gid);
 /* Handles one complete frame; takes body. */
 void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body);
 
+/* json_int.c */
+/* key of obj as a whole number in lo..hi (both within long's range), into
+ * *ret; true also when key is absent (*ret untouched), false otherwise. */
+bool json_get_int(const cJSON *obj, const char *key, double lo, double hi, long *ret);
+
 /* tunables.c */
 int tunables_set(struct config_tunables *t, const char *name, const char *value, char *err,
 		 size_t errlen);

@@ -138,19 +138,6 @@ static int class_from_name(const char *name, enum control_class *ret)
 	return -EINVAL;
 }
 
-static bool get_int(const cJSON *req, const char *key, double lo, double hi, long *ret)
-{
-	const cJSON *v = cJSON_GetObjectItem(req, key);
-
-	if (!v)
-		return true;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble ||
-	    v->valuedouble < lo || v->valuedouble > hi)
-		return false;
-	*ret = (long)v->valuedouble;
-	return true;
-}
-
 /*
  * The pid is resolved once to (pid, start time) and pinned by a pidfd for
  * the length of the request: the start time catches a pid reused since
@@ -167,8 +154,8 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 	char err[256] = "";
 	int pidfd = -1, r;
 
-	if (!get_int(req, "pid", 0, 4194304, &pid) || !get_int(req, "tid", 0, 4194304, &tid) ||
-	    !get_int(req, "nice", -20, 19, &nice) || !get_int(req, "start_time", 0, 9e15, &start) ||
+	if (!json_get_int(req, "pid", 0, 4194304, &pid) || !json_get_int(req, "tid", 0, 4194304, &tid) ||
+	    !json_get_int(req, "nice", -20, 19, &nice) || !json_get_int(req, "start_time", 0, 9e15, &start) ||
 	    (pid <= 0 && tid <= 0)) {
 		(void)client_reply_error(c, EINVAL, "set_class needs a pid or tid, and nice -20..19");
 		return;
@@ -309,7 +296,7 @@ static void handle_list(struct control_client *c, uint16_t type, const cJSON *re
 	int r;
 
 	if (type == MUQSS_MSG_QUEUES) {
-		if (!get_int(req, "cpu", -1, 1 << 20, &cpu)) {
+		if (!json_get_int(req, "cpu", -1, 1 << 20, &cpu)) {
 			(void)client_reply_error(c, EINVAL, "cpu must be a CPU number");
 			return;
 		}
