@@ -1,5 +1,5 @@
 /* The listening socket: from the service manager or bound here, with the
- * care ntpd takes (umask before bind, then chmod), and accept. */
+ * care ntpd takes (the mode set through the umask before bind), and accept. */
 #include "control-internal.h"
 
 #include <errno.h>
@@ -100,8 +100,10 @@ static int socket_bind(struct control_server *s)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return log_error_errno(errno, "cannot create the control socket: %m");
-	/* Born private; opened up only once owner and mode are right. */
-	old_mask = umask(0177);
+	/* Born with its final mode, so nothing is ever changed by path but the
+	 * group, and lchown() changes a symlink swapped in since bind(), never
+	 * the file it points to. Until then root's group owns it. */
+	old_mask = umask(~s->opts.socket_mode & 0777);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_mask);
 	if (r < 0) {
@@ -109,13 +111,9 @@ static int socket_bind(struct control_server *s)
 		goto fail;
 	}
 	s->bound = true;
-	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) {
+	if (gid != (gid_t)-1 && lchown(path, (uid_t)-1, gid) < 0) {
 		r = log_error_errno(errno, "cannot give %s to group %s: %m", path,
 				    s->opts.socket_group);
-		goto fail;
-	}
-	if (chmod(path, s->opts.socket_mode & 0777) < 0) {
-		r = log_error_errno(errno, "cannot chmod %s: %m", path);
 		goto fail;
 	}
 	if (listen(fd, SOMAXCONN) < 0) {
