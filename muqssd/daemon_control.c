@@ -6,6 +6,7 @@
 
 #include "control.h"
 #include "log.h"
+#include "tracker.h"
 
 static int ctl_status(void *userdata, cJSON *obj)
 {
@@ -15,6 +16,21 @@ static int ctl_status(void *userdata, cJSON *obj)
 static int ctl_dump_tasks(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx)
 {
 	return daemon_dump_tasks(userdata, emit, ctx);
+}
+
+static int ctl_task_ids(void *userdata, pid_t **ret, size_t *n)
+{
+	struct daemon *d = userdata;
+
+	*n = 0;
+	return d->tracker ? tracker_tids(d->tracker, ret, n) : (*ret = NULL, 0);
+}
+
+static int ctl_task_json(void *userdata, pid_t tid, cJSON **ret)
+{
+	struct daemon *d = userdata;
+
+	return d->tracker ? tracker_task_json(d->tracker, tid, ret) : -ESRCH;
 }
 
 static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
@@ -59,6 +75,8 @@ static int ctl_reload(void *userdata)
 static const struct control_ops ops = {
 	.status = ctl_status,
 	.dump_tasks = ctl_dump_tasks,
+	.task_ids = ctl_task_ids,
+	.task_json = ctl_task_json,
 	.dump_queues = ctl_dump_queues,
 	.set_class = ctl_set_class,
 	/* No daemon call says which class a task holds yet: the control
