@@ -13,11 +13,6 @@ static int ctl_status(void *userdata, cJSON *obj)
 	return daemon_status_json(userdata, obj);
 }
 
-static int ctl_dump_tasks(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx)
-{
-	return daemon_dump_tasks(userdata, emit, ctx);
-}
-
 static int ctl_task_ids(void *userdata, pid_t **ret, size_t *n)
 {
 	struct daemon *d = userdata;
@@ -74,7 +69,6 @@ static int ctl_reload(void *userdata)
 
 static const struct control_ops ops = {
 	.status = ctl_status,
-	.dump_tasks = ctl_dump_tasks,
 	.task_ids = ctl_task_ids,
 	.task_json = ctl_task_json,
 	.dump_queues = ctl_dump_queues,

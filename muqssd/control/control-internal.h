@@ -7,6 +7,9 @@
 #include "control.h"
 #include "wire.h"
 
+/* The most one client's requests and lists take of one loop iteration. */
+#define CONTROL_TURN_NSEC (500ULL * 1000)
+
 struct control_client {
 	struct control_server *server;
 	struct control_client *prev, *next;
@@ -15,6 +18,7 @@ struct control_client {
 	sd_event_source *timer;
 	struct wire_reader in;
 	struct wire_buf out;
+	struct list_stream *stream; /* a list reply under way, or NULL */
 	/* Read once at accept. */
 	uid_t uid;
 	gid_t gid;
@@ -50,6 +54,16 @@ int client_reply_error(struct control_client *c, int error, const char *fmt, ...
 
 /* auth.c */
 void auth_read_peer(struct control_client *c, gid_t admin_gid);
+
+/* stream.c */
+/* Starts a TASKS or QUEUES reply (cpu -1: every CPU); its items go out
+ * from the client's io handler, as the client reads. 0 or -ENOMEM. */
+int stream_start(struct control_client *c, uint16_t type, int cpu);
+/* Adds the next items until turn_end (CLOCK_MONOTONIC ns) or STREAM_HIGH
+ * bytes wait unsent; at the end,
+ * END (or ERROR), and c->stream is NULL again. */
+void stream_continue(struct control_client *c, uint64_t turn_end);
+void stream_free(struct control_client *c);
 
 /* requests.c */
 /* Handles one complete frame; takes body. */
