@@ -31,7 +31,7 @@ static bool peer_in_group(int fd, gid_t gid)
 	return false;
 }
 
-void auth_read_peer(struct control_client *c, gid_t admin_gid)
+void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -52,6 +52,8 @@ void auth_read_peer(struct control_client *c, gid_t admin_gid)
 		c->pidfd = pidfd;
 	c->admin = c->uid == 0 ||
 		   (admin_gid != (gid_t)-1 && (c->gid == admin_gid || peer_in_group(c->fd, admin_gid)));
+	c->privileged = c->admin || (socket_gid != (gid_t)-1 && (c->gid == socket_gid ||
+								  peer_in_group(c->fd, socket_gid)));
 }
 
 /* The kernel's view, when the daemon cannot tell: any thread SCHED_IDLE. */

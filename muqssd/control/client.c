@@ -125,6 +125,7 @@ static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata
 int client_new(struct control_server *s, int fd)
 {
 	struct control_client *c;
+	char why[96];
 	int r;
 
 	c = calloc(1, sizeof(*c));
@@ -134,7 +135,12 @@ int client_new(struct control_server *s, int fd)
 	c->fd = fd;
 	c->pidfd = -1;
 	wire_buf_init(&c->out, CONTROL_OUTPUT_MAX);
-	auth_read_peer(c, s->admin_gid);
+	auth_read_peer(c, s->admin_gid, s->socket_gid);
+	r = admit_client(s, c, why, sizeof(why));
+	if (r < 0) {
+		admit_refuse(fd, why);
+		goto fail;
+	}
 	r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
 	if (r < 0)
 		goto fail;
@@ -176,6 +182,12 @@ void client_free(struct control_client *c)
 		close(c->pidfd);
 	close(c->fd);
 	free(c);
+}
+
+void client_close_now(struct control_client *c)
+{
+	(void)wire_buf_flush(&c->out, c->fd);
+	client_free(c);
 }
 
 int client_reply(struct control_client *c, uint16_t type, const cJSON *obj)

@@ -25,6 +25,7 @@ struct control_client {
 	pid_t pid;
 	int pidfd; /* -1 when the kernel has no SO_PEERPIDFD */
 	bool admin;
+	bool privileged; /* root, admin or socket group: may take a reserved slot */
 	bool hello;
 	bool closing; /* no more requests; close once out is flushed */
 	bool dead;    /* output overflowed: close without flushing */
@@ -40,20 +41,34 @@ struct control_server {
 	char *path;
 	sd_event_source *listen_source;
 	gid_t admin_gid; /* (gid_t)-1: none */
+	gid_t socket_gid; /* (gid_t)-1: none configured */
 	struct control_client *clients;
 	unsigned n_clients;
 };
 
 /* client.c */
+/* Serves fd; -EBUSY when there is no slot for its peer (told why, fd left
+ * open for the caller to close). */
 int client_new(struct control_server *s, int fd);
 void client_free(struct control_client *c);
+/* Sends what output fits without waiting, then frees c. */
+void client_close_now(struct control_client *c);
 /* Queues a reply frame; a client whose output is full is dropped later. */
 int client_reply(struct control_client *c, uint16_t type, const cJSON *obj);
 int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* admit.c */
+#define CONTROL_MAX_PER_UID 16U
+#define CONTROL_RESERVED 16U
+/* May c (not yet in the table) have a slot? 0, possibly after closing
+ * another client to make room; -EBUSY with the reason in why. */
+int admit_client(struct control_server *s, const struct control_client *c, char *why,
+		 size_t len);
+void admit_refuse(int fd, const char *why);
+
 /* auth.c */
-void auth_read_peer(struct control_client *c, gid_t admin_gid);
+void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid);
 
 /* stream.c */
 /* Starts a TASKS or QUEUES reply (cpu -1: every CPU); its items go out

@@ -147,21 +147,6 @@ static int socket_from_manager(struct control_server *s)
 	return 0;
 }
 
-/* Beyond the cap a client gets a reason, not a silent hang-up. */
-static void refuse_busy(struct control_server *s, int fd)
-{
-	struct wire_buf b;
-	char msg[80];
-
-	wire_buf_init(&b, 0);
-	snprintf(msg, sizeof(msg), "too many clients (%u), try again later",
-		 s->opts.max_clients);
-	if (wire_buf_append_error(&b, EBUSY, msg) == 0)
-		(void)wire_buf_flush(&b, fd);
-	wire_buf_free(&b);
-	close(fd);
-}
-
 static int on_listen(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct control_server *s = userdata;
@@ -179,10 +164,6 @@ static int on_listen(sd_event_source *src, int fd, uint32_t revents, void *userd
 			}
 			return log_error_errno(errno, "accept on the control socket failed: %m");
 		}
-		if (s->n_clients >= s->opts.max_clients) {
-			refuse_busy(s, cfd);
-			continue;
-		}
 		(void)control_server_add_fd(s, cfd);
 	}
 	return 0;
@@ -192,10 +173,12 @@ int control_server_add_fd(struct control_server *s, int fd)
 {
 	int r = client_new(s, fd);
 
-	if (r < 0) {
+	if (r < 0)
 		close(fd);
+	if (r == -EBUSY)
+		return r; /* told why; a flood must not flood the journal too */
+	if (r < 0)
 		return log_warning_errno(r, "cannot serve a control client: %m, ignoring");
-	}
 	return 0;
 }
 
@@ -220,6 +203,7 @@ int control_server_new(struct control_server **ret, sd_event *event,
 	s->userdata = userdata;
 	s->listen_fd = -1;
 	s->admin_gid = (gid_t)-1;
+	s->socket_gid = (gid_t)-1;
 	if (!s->opts.idle_timeout_usec)
 		s->opts.idle_timeout_usec = CONTROL_IDLE_TIMEOUT_USEC;
 	if (!s->opts.max_clients)
@@ -240,6 +224,11 @@ int control_server_new(struct control_server **ret, sd_event *event,
 		else
 			log_warning("admin group %s does not exist, only root may administer",
 				    opts->admin_group);
+	}
+	if (opts->socket_group) {
+		struct group *g = getgrnam(opts->socket_group);
+		if (g)
+			s->socket_gid = g->gr_gid;
 	}
 	if (opts->no_listen) {
 		*ret = s;

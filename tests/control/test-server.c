@@ -185,6 +185,82 @@ static void expect_closed(int fd)
 	close(fd);
 }
 
+/* A client whose SO_PEERCRED says uid (the creator's euid is what the
+ * kernel records); needs root. */
+static int connect_as(uid_t uid, int *added)
+{
+	int sv[2];
+
+	check(setresuid(-1, uid, 0) == 0);
+	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+	check(setresuid(-1, 0, -1) == 0);
+	*added = control_server_add_fd(server, sv[0]);
+	return sv[1];
+}
+
+/* Slots: a per-uid cap, slots kept back for root, and a full table makes
+ * room by taking the oldest connection of whoever holds the most. */
+static void test_slots(void)
+{
+	struct control_options opts = { .no_listen = true, .max_clients = 40 };
+	int a[17], b[8], c, root, added;
+
+	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	for (int i = 0; i < 17; i++) {
+		a[i] = connect_as(65534, &added);
+		check(added == (i < 16 ? 0 : -EBUSY));
+	}
+	expect(a[16], MUQSS_MSG_ERROR, "too many connections from uid 65534 (16)");
+	close(a[16]);
+	for (int i = 0; i < 8; i++) {
+		b[i] = connect_as(65533, &added);
+		check(added == 0);
+	}
+	/* 24 of 40 taken: the rest are kept back. Uid 65532 gets in by
+	 * taking uid 65534's oldest connection. */
+	check(control_server_clients(server) == 24);
+	c = connect_as(65532, &added);
+	check(added == 0 && control_server_clients(server) == 24);
+	expect(a[0], MUQSS_MSG_ERROR, "dropped to make room");
+	/* Uid 65533 (8) takes from 65534 (15) too, but 65534 cannot take
+	 * from itself: told the table is full. */
+	b[0] = (close(b[0]), connect_as(65533, &added));
+	check(added == 0);
+	expect(a[1], MUQSS_MSG_ERROR, "dropped to make room");
+	spin(3);
+	check(control_server_clients(server) == 23);
+	close(connect_as(65531, &added));
+	check(added == 0 && control_server_clients(server) == 24);
+	c = (close(c), connect_as(65534, &added));
+	check(added == -EBUSY);
+	expect(c, MUQSS_MSG_ERROR, "too many clients (40)");
+	spin(5);
+	check(control_server_clients(server) == 22);
+	/* The open slots full again; root takes a kept-back one and is
+	 * answered at once. */
+	c = (close(c), connect_as(65530, &added));
+	check(added == 0);
+	a[0] = connect_as(65529, &added);
+	check(added == 0);
+	spin(3);
+	check(control_server_clients(server) == 24);
+	root = connect_as(0, &added);
+	check(added == 0 && control_server_clients(server) == 25);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+	expect(root, MUQSS_MSG_HELLO, NULL);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(root, MUQSS_MSG_OK, "\"clients\":25");
+	for (int i = 0; i < 16; i++)
+		close(a[i]);
+	for (int i = 0; i < 8; i++)
+		close(b[i]);
+	close(c);
+	close(root);
+	spin(40);
+	check(control_server_clients(server) == 0);
+	server = control_server_free(server);
+}
+
 static int hello(void)
 {
 	int fd = connect_client();
@@ -388,7 +464,9 @@ int main(void)
 	close(good);
 	spin(3);
 	check(control_server_clients(server) == 0);
-	control_server_free(server);
+	server = control_server_free(server);
+	if (geteuid() == 0)
+		test_slots();
 	sd_event_unref(event);
 	return EXIT_SUCCESS;
 }
