@@ -36,6 +36,11 @@ struct control_ops {
 	 * is 0) is IDLEPRIO: 1, not: 0, or -errno. NULL, or -EOPNOTSUPP:
 	 * the kernel policy is asked instead (SCHED_IDLE). */
 	int (*is_idleprio)(void *userdata, pid_t pid, pid_t tid);
+	/* The nice tid's owner set, given the kernel's nice of it now: where
+	 * the daemon translated a hog's nice for the kernel's fair class, the
+	 * nice that translation stands for; else kernel_nice. NULL: the
+	 * kernel's nice is the owner's. */
+	int (*owner_nice)(void *userdata, pid_t tid, int kernel_nice);
 	/* The live tunables; written only after a value passed validation. */
 	struct config_tunables *(*tunables)(void *userdata);
 	void (*tunables_changed)(void *userdata);
