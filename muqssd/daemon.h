@@ -79,6 +79,8 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum muqss_class cl
 		     bool nice_set, int nice, char *err, size_t errlen);
 /* The class muqssd holds tid in; MUQSS_CLASS_RT for tasks it leaves alone. */
 enum muqss_class daemon_task_class(struct daemon *d, pid_t tid);
+/* The nice tid's owner set: a hog's translated kernel nice mapped back. */
+int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice);
 /* Tracker callbacks, forwarded by daemon_track.c. */
 struct tracked_task;
 void daemon_sched_task_new(struct daemon *d, struct tracked_task *tt);

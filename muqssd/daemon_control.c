@@ -50,6 +50,11 @@ static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum control_clas
 				errlen);
 }
 
+static int ctl_owner_nice(void *userdata, pid_t tid, int kernel_nice)
+{
+	return daemon_owner_nice(userdata, tid, kernel_nice);
+}
+
 static struct config_tunables *ctl_tunables(void *userdata)
 {
 	struct daemon *d = userdata;
@@ -76,6 +81,7 @@ static const struct control_ops ops = {
 	/* No daemon call says which class a task holds yet: the control
 	 * server asks the kernel (SCHED_IDLE) instead. */
 	.is_idleprio = NULL,
+	.owner_nice = ctl_owner_nice,
 	.tunables = ctl_tunables,
 	.tunables_changed = ctl_tunables_changed,
 	.reload = ctl_reload,

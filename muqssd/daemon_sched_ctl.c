@@ -92,6 +92,16 @@ enum muqss_class daemon_task_class(struct daemon *d, pid_t tid)
 	return m->class;
 }
 
+int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice)
+{
+	struct tracked_task *tt = d->tracker ? tracker_lookup(d->tracker, tid) : NULL;
+	struct managed_task *m = tt ? tt->sched_data : NULL;
+
+	if (m && m->kernel_nice != NICE_UNSET && kernel_nice == m->kernel_nice)
+		return m->st.nice;
+	return kernel_nice;
+}
+
 struct dump_ctx {
 	cJSON *queue;
 	uint64_t now;
