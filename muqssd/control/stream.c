@@ -91,7 +91,9 @@ static void hide_exe(const struct control_client *c, cJSON *task)
 
 	if (c->uid == 0 || (uid == (double)c->uid && euid == (double)c->uid))
 		return;
-	cJSON_ReplaceItemInObject(task, "exe", cJSON_CreateNull());
+	/* Deleted first: should the null fail to allocate, exe is absent. */
+	cJSON_DeleteItemFromObject(task, "exe");
+	(void)cJSON_AddNullToObject(task, "exe");
 }
 
 static int step_task(struct control_client *c)
