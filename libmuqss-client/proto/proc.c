@@ -102,3 +102,34 @@ int proc_real_uid(pid_t pid, pid_t tid, uid_t *ret)
 	*ret = (uid_t)v;
 	return 0;
 }
+
+int proc_rlimit_nice(pid_t pid, unsigned long *ret)
+{
+	static const char key[] = "Max nice priority";
+	char path[64], line[256];
+	FILE *f;
+	int r = -EIO;
+
+	task_path(path, sizeof(path), pid, 0, "limits");
+	f = open_proc(path, &r);
+	if (!f)
+		return r;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + sizeof(key) - 1, *end;
+
+		if (strncmp(line, key, sizeof(key) - 1) != 0)
+			continue;
+		p += strspn(p, " ");
+		if (strncmp(p, "unlimited", 9) == 0) {
+			*ret = ~0UL;
+			r = 0;
+			break;
+		}
+		errno = 0;
+		*ret = strtoul(p, &end, 10);
+		r = errno || end == p ? -EIO : 0;
+		break;
+	}
+	fclose(f);
+	return r;
+}

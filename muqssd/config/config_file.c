@@ -11,6 +11,7 @@
 
 #include "config_keys.h"
 #include "log.h"
+#include "trusted_file.h"
 
 /* Debian's libinih is built without INI_HANDLER_LINENO, so the handler does
  * not learn the line number. inih calls the reader once per line, so the
@@ -83,39 +84,18 @@ static int parse_file(struct config *c, const char *path, FILE *f)
 	return p.error;
 }
 
-static int open_regular(const char *path, FILE **ret)
-{
-	struct stat st;
-	FILE *f;
-	int r = 0;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	if (fstat(fileno(f), &st) < 0)
-		r = -errno;
-	else if (S_ISDIR(st.st_mode))
-		r = -EISDIR;
-	else if (!S_ISREG(st.st_mode))
-		r = -EINVAL;
-	if (r < 0) {
-		fclose(f);
-		return r;
-	}
-	*ret = f;
-	return 0;
-}
-
 static int load_one(struct config *c, const char *path, bool missing_ok)
 {
 	FILE *f = NULL;
 	int r;
 
-	r = open_regular(path, &f);
+	r = trusted_file_open(path, &f);
 	if (r == -ENOENT && missing_ok)
 		return r;
-	if (r < 0)
+	if (r == -ENOENT)
 		return log_error_errno(r, "%s: %m", path);
+	if (r < 0)
+		return r;
 	r = parse_file(c, path, f);
 	fclose(f);
 	return r;

@@ -31,7 +31,7 @@ static bool peer_in_group(int fd, gid_t gid)
 	return false;
 }
 
-void auth_read_peer(struct control_client *c, gid_t admin_gid)
+void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -52,6 +52,8 @@ void auth_read_peer(struct control_client *c, gid_t admin_gid)
 		c->pidfd = pidfd;
 	c->admin = c->uid == 0 ||
 		   (admin_gid != (gid_t)-1 && (c->gid == admin_gid || peer_in_group(c->fd, admin_gid)));
+	c->privileged = c->admin || (socket_gid != (gid_t)-1 && (c->gid == socket_gid ||
+								  peer_in_group(c->fd, socket_gid)));
 }
 
 /* The kernel's view, when the daemon cannot tell: any thread SCHED_IDLE. */
@@ -81,6 +83,64 @@ static int kernel_is_idle(pid_t pid, pid_t tid)
 			r = 1;
 			break;
 		}
+	}
+	closedir(dir);
+	return r;
+}
+
+/* What setpriority(2) would allow the owner for one thread: raising its
+ * nice always, lowering it only as far as the process's RLIMIT_NICE. The
+ * thread's nice is the one its owner set, not the daemon's translation. */
+static int check_thread_nice(struct control_client *c, pid_t tid, int nice,
+			     unsigned long rlim, char *err, size_t errlen)
+{
+	struct control_server *s = c->server;
+	int cur;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, (id_t)tid);
+	if (cur == -1 && errno)
+		return 0; /* gone (ESRCH): nothing to renice */
+	if (s->ops.owner_nice)
+		cur = s->ops.owner_nice(s->userdata, tid, cur);
+	if (nice >= cur || (unsigned long)(20 - nice) <= rlim)
+		return 0;
+	snprintf(err, errlen,
+		 "permission denied: lowering nice of thread %d from %d to %d needs root "
+		 "(RLIMIT_NICE %lu allows %d)", (int)tid, cur, nice, rlim,
+		 rlim >= 40 ? -20 : 20 - (int)rlim);
+	return -EPERM;
+}
+
+static int check_nice(struct control_client *c, pid_t pid, pid_t tid, int nice, char *err,
+		      size_t errlen)
+{
+	char path[64];
+	unsigned long rlim;
+	struct dirent *de;
+	DIR *dir;
+	int r;
+
+	r = proc_rlimit_nice(pid, &rlim);
+	if (r < 0) {
+		snprintf(err, errlen, "no such process: %d", (int)(tid > 0 ? tid : pid));
+		return -ESRCH;
+	}
+	if (tid > 0)
+		return check_thread_nice(c, tid, nice, rlim, err, errlen);
+	/* A whole-process request renices every thread: each must allow it. */
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir) {
+		snprintf(err, errlen, "no such process: %d", (int)pid);
+		return -ESRCH;
+	}
+	r = 0;
+	while (r == 0 && (de = readdir(dir))) {
+		int t = atoi(de->d_name);
+
+		if (t > 0)
+			r = check_thread_nice(c, t, nice, rlim, err, errlen);
 	}
 	closedir(dir);
 	return r;
@@ -121,20 +181,7 @@ int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum control_
 			return -EPERM;
 		}
 	}
-	/* Like setpriority(2): only root may raise priority with nice. */
-	if (nice_set) {
-		errno = 0;
-		int cur = getpriority(PRIO_PROCESS, (id_t)target);
-		if (cur == -1 && errno) {
-			snprintf(err, errlen, "no such process: %d", (int)target);
-			return -ESRCH;
-		}
-		if (nice < cur) {
-			snprintf(err, errlen,
-				 "permission denied: lowering nice from %d to %d needs root (pid %d)", cur,
-				 nice, (int)target);
-			return -EPERM;
-		}
-	}
+	if (nice_set)
+		return check_nice(c, pid, tid, nice, err, errlen);
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "time_util.h"
 
 /* Stop reading requests while this much output is unsent: a client that
  * does not read its replies gets no more work done for it. */
@@ -28,9 +29,10 @@ static void client_update_events(struct control_client *c)
 {
 	uint32_t events = 0;
 
-	if (!c->closing && wire_buf_pending(&c->out) < INPUT_PAUSE_AT)
+	/* Replies go in order: no request is read while a list goes out. */
+	if (!c->closing && !c->stream && wire_buf_pending(&c->out) < INPUT_PAUSE_AT)
 		events |= EPOLLIN;
-	if (wire_buf_pending(&c->out) > 0)
+	if (wire_buf_pending(&c->out) > 0 || c->stream)
 		events |= EPOLLOUT;
 	(void)sd_event_source_set_io_events(c->io, events);
 }
@@ -51,10 +53,18 @@ static int client_flush(struct control_client *c)
 static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct control_client *c = userdata;
+	/* One client's share of a loop iteration, lists and requests alike. */
+	uint64_t turn_end = now_nsec(CLOCK_MONOTONIC) + CONTROL_TURN_NSEC;
 	int r;
 
+	if (c->stream && !c->dead) {
+		/* Flush first: the more the client took, the more we may add. */
+		if (client_flush(c) >= 0)
+			stream_continue(c, turn_end);
+	}
 	if (!c->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		while (!c->closing && wire_buf_pending(&c->out) < INPUT_PAUSE_AT) {
+		while (!c->closing && !c->stream && wire_buf_pending(&c->out) < INPUT_PAUSE_AT &&
+		       now_nsec(CLOCK_MONOTONIC) < turn_end) {
 			struct muqss_header hdr;
 			char *body;
 
@@ -77,8 +87,12 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 				break;
 			}
 			wire_reader_take(&c->in, &hdr, &body);
-			client_touch(c);
+			/* Asking without reading the answers is not activity. */
+			if (wire_buf_pending(&c->out) == 0)
+				client_touch(c);
 			request_handle(c, &hdr, body);
+			if (c->stream)
+				stream_continue(c, turn_end);
 		}
 	}
 	if (c->dead) {
@@ -111,6 +125,7 @@ static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata
 int client_new(struct control_server *s, int fd)
 {
 	struct control_client *c;
+	char why[96];
 	int r;
 
 	c = calloc(1, sizeof(*c));
@@ -120,7 +135,12 @@ int client_new(struct control_server *s, int fd)
 	c->fd = fd;
 	c->pidfd = -1;
 	wire_buf_init(&c->out, CONTROL_OUTPUT_MAX);
-	auth_read_peer(c, s->admin_gid);
+	auth_read_peer(c, s->admin_gid, s->socket_gid);
+	r = admit_client(s, c, why, sizeof(why));
+	if (r < 0) {
+		admit_refuse(fd, why);
+		goto fail;
+	}
 	r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
 	if (r < 0)
 		goto fail;
@@ -155,12 +175,19 @@ void client_free(struct control_client *c)
 	s->n_clients--;
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->timer);
+	stream_free(c);
 	wire_reader_reset(&c->in);
 	wire_buf_free(&c->out);
 	if (c->pidfd >= 0)
 		close(c->pidfd);
 	close(c->fd);
 	free(c);
+}
+
+void client_close_now(struct control_client *c)
+{
+	(void)wire_buf_flush(&c->out, c->fd);
+	client_free(c);
 }
 
 int client_reply(struct control_client *c, uint16_t type, const cJSON *obj)

@@ -7,6 +7,9 @@
 #include "control.h"
 #include "wire.h"
 
+/* The most one client's requests and lists take of one loop iteration. */
+#define CONTROL_TURN_NSEC (500ULL * 1000)
+
 struct control_client {
 	struct control_server *server;
 	struct control_client *prev, *next;
@@ -15,12 +18,14 @@ struct control_client {
 	sd_event_source *timer;
 	struct wire_reader in;
 	struct wire_buf out;
+	struct list_stream *stream; /* a list reply under way, or NULL */
 	/* Read once at accept. */
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
 	int pidfd; /* -1 when the kernel has no SO_PEERPIDFD */
 	bool admin;
+	bool privileged; /* root, admin or socket group: may take a reserved slot */
 	bool hello;
 	bool closing; /* no more requests; close once out is flushed */
 	bool dead;    /* output overflowed: close without flushing */
@@ -36,24 +41,53 @@ struct control_server {
 	char *path;
 	sd_event_source *listen_source;
 	gid_t admin_gid; /* (gid_t)-1: none */
+	gid_t socket_gid; /* (gid_t)-1: none configured */
 	struct control_client *clients;
 	unsigned n_clients;
 };
 
 /* client.c */
+/* Serves fd; -EBUSY when there is no slot for its peer (told why, fd left
+ * open for the caller to close). */
 int client_new(struct control_server *s, int fd);
 void client_free(struct control_client *c);
+/* Sends what output fits without waiting, then frees c. */
+void client_close_now(struct control_client *c);
 /* Queues a reply frame; a client whose output is full is dropped later. */
 int client_reply(struct control_client *c, uint16_t type, const cJSON *obj);
 int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* admit.c */
+#define CONTROL_MAX_PER_UID 16U
+#define CONTROL_RESERVED 16U
+/* May c (not yet in the table) have a slot? 0, possibly after closing
+ * another client to make room; -EBUSY with the reason in why. */
+int admit_client(struct control_server *s, const struct control_client *c, char *why,
+		 size_t len);
+void admit_refuse(int fd, const char *why);
+
 /* auth.c */
-void auth_read_peer(struct control_client *c, gid_t admin_gid);
+void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid);
+
+/* stream.c */
+/* Starts a TASKS or QUEUES reply (cpu -1: every CPU); its items go out
+ * from the client's io handler, as the client reads. 0 or -ENOMEM. */
+int stream_start(struct control_client *c, uint16_t type, int cpu);
+/* Adds the next items until turn_end (CLOCK_MONOTONIC ns) or STREAM_HIGH
+ * bytes wait unsent; at the end,
+ * END (or ERROR), and c->stream is NULL again. */
+void stream_continue(struct control_client *c, uint64_t turn_end);
+void stream_free(struct control_client *c);
 
 /* requests.c */
 /* Handles one complete frame; takes body. */
 void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body);
+
+/* json_int.c */
+/* key of obj as a whole number in lo..hi (both within long's range), into
+ * *ret; true also when key is absent (*ret untouched), false otherwise. */
+bool json_get_int(const cJSON *obj, const char *key, double lo, double hi, long *ret);
 
 /* tunables.c */
 int tunables_set(struct config_tunables *t, const char *name, const char *value, char *err,

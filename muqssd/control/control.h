@@ -20,9 +20,14 @@ enum control_class {
 
 struct control_ops {
 	int (*status)(void *userdata, cJSON *obj);
-	/* Calls emit once per task with an object emit must not keep; stops
-	 * at emit's first negative return and returns it. */
-	int (*dump_tasks)(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx);
+	/* TASKS is sent a few tasks per loop iteration, as the client reads:
+	 * the tids of every task when the request came (the caller frees
+	 * *ret), then each one's object (the caller deletes it; -ESRCH once
+	 * the task is gone). */
+	int (*task_ids)(void *userdata, pid_t **ret, size_t *n);
+	int (*task_json)(void *userdata, pid_t tid, cJSON **ret);
+	/* The queue of CPU cpu (of every CPU when -1) into array; -EINVAL
+	 * past the last CPU. */
 	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
 	/* Called after authorization; writes a reason into err on failure. */
 	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum control_class class,
@@ -31,6 +36,11 @@ struct control_ops {
 	 * is 0) is IDLEPRIO: 1, not: 0, or -errno. NULL, or -EOPNOTSUPP:
 	 * the kernel policy is asked instead (SCHED_IDLE). */
 	int (*is_idleprio)(void *userdata, pid_t pid, pid_t tid);
+	/* The nice tid's owner set, given the kernel's nice of it now: where
+	 * the daemon translated a hog's nice for the kernel's fair class, the
+	 * nice that translation stands for; else kernel_nice. NULL: the
+	 * kernel's nice is the owner's. */
+	int (*owner_nice)(void *userdata, pid_t tid, int kernel_nice);
 	/* The live tunables; written only after a value passed validation. */
 	struct config_tunables *(*tunables)(void *userdata);
 	void (*tunables_changed)(void *userdata);

@@ -138,19 +138,6 @@ static int class_from_name(const char *name, enum control_class *ret)
 	return -EINVAL;
 }
 
-static bool get_int(const cJSON *req, const char *key, double lo, double hi, long *ret)
-{
-	const cJSON *v = cJSON_GetObjectItem(req, key);
-
-	if (!v)
-		return true;
-	if (!cJSON_IsNumber(v) || v->valuedouble != (double)(long)v->valuedouble ||
-	    v->valuedouble < lo || v->valuedouble > hi)
-		return false;
-	*ret = (long)v->valuedouble;
-	return true;
-}
-
 /*
  * The pid is resolved once to (pid, start time) and pinned by a pidfd for
  * the length of the request: the start time catches a pid reused since
@@ -167,8 +154,8 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 	char err[256] = "";
 	int pidfd = -1, r;
 
-	if (!get_int(req, "pid", 0, 4194304, &pid) || !get_int(req, "tid", 0, 4194304, &tid) ||
-	    !get_int(req, "nice", -20, 19, &nice) || !get_int(req, "start_time", 0, 9e15, &start) ||
+	if (!json_get_int(req, "pid", 0, 4194304, &pid) || !json_get_int(req, "tid", 0, 4194304, &tid) ||
+	    !json_get_int(req, "nice", -20, 19, &nice) || !json_get_int(req, "start_time", 0, 9e15, &start) ||
 	    (pid <= 0 && tid <= 0)) {
 		(void)client_reply_error(c, EINVAL, "set_class needs a pid or tid, and nice -20..19");
 		return;
@@ -222,116 +209,18 @@ out:
 		close(pidfd);
 }
 
-/* An item too big for one frame is split on its list field, in order. */
-static int reply_item(struct control_client *c, cJSON *item, const char *split)
-{
-	char *text = cJSON_PrintUnformatted(item);
-	cJSON *list, *half, *copy;
-	size_t len;
-	int n, r;
-
-	if (!text)
-		return -ENOMEM;
-	len = strlen(text);
-	if (len <= MUQSS_MAX_BODY) {
-		r = wire_buf_append(&c->out, PROTOCOL_VERSION, MUQSS_MSG_ITEM, text, len);
-		cJSON_free(text);
-		if (r == -ENOBUFS)
-			c->dead = c->closing = true;
-		return r;
-	}
-	cJSON_free(text);
-	list = split ? cJSON_GetObjectItem(item, split) : NULL;
-	n = cJSON_GetArraySize(list);
-	if (!cJSON_IsArray(list) || n < 2)
-		return -EMSGSIZE;
-	/* The second half goes into a copy of item; the first stays. */
-	copy = cJSON_Duplicate(item, true);
-	half = copy ? cJSON_CreateArray() : NULL;
-	if (!half) {
-		cJSON_Delete(copy);
-		return -ENOMEM;
-	}
-	for (int i = n / 2; i < n; i++)
-		cJSON_AddItemToArray(half, cJSON_DetachItemFromArray(list, n / 2));
-	cJSON_ReplaceItemInObject(copy, split, half);
-	r = reply_item(c, item, split);
-	if (r >= 0)
-		r = reply_item(c, copy, split);
-	cJSON_Delete(copy);
-	return r;
-}
-
-struct list_ctx {
-	struct control_client *c;
-	const char *split;
-	int n;
-};
-
-/* Sends one list item. A full output buffer stops the list (the client is
- * dropped); an item that cannot be sent is skipped, and not counted. */
-static int list_emit(cJSON *item, void *ctx)
-{
-	struct list_ctx *l = ctx;
-	int r = reply_item(l->c, item, l->split);
-
-	if (r == -ENOBUFS)
-		return r;
-	if (r < 0)
-		log_warning_errno(r, "cannot send a list item: %m, ignoring");
-	else
-		l->n++;
-	return 0;
-}
-
-/* Queues hold only queued tasks, so they are built whole, then sent. */
-static int list_queues(struct control_client *c, int cpu, struct list_ctx *l)
-{
-	struct control_server *s = c->server;
-	cJSON *array = cJSON_CreateArray(), *item;
-	int r;
-
-	if (!array)
-		return -ENOMEM;
-	r = s->ops.dump_queues(s->userdata, cpu, array);
-	for (item = array->child; r >= 0 && item; item = item->next)
-		r = list_emit(item, l);
-	cJSON_Delete(array);
-	return r;
-}
-
 static void handle_list(struct control_client *c, uint16_t type, const cJSON *req)
 {
-	struct control_server *s = c->server;
-	struct list_ctx l = { .c = c };
-	cJSON *end;
 	long cpu = -1;
 	int r;
 
-	if (type == MUQSS_MSG_QUEUES) {
-		if (!get_int(req, "cpu", -1, 1 << 20, &cpu)) {
-			(void)client_reply_error(c, EINVAL, "cpu must be a CPU number");
-			return;
-		}
-		l.split = "queue";
-		r = list_queues(c, (int)cpu, &l);
-	} else {
-		/* Tasks stream: one object exists at a time, whatever their number. */
-		r = s->ops.dump_tasks(s->userdata, list_emit, &l);
-	}
-	if (c->dead)
-		return; /* output overflowed: nothing more can be sent */
-	if (r < 0) {
-		/* Items may have gone out already: ERROR still ends the reply. */
-		reply_errno(c, r, type == MUQSS_MSG_QUEUES ? "queues" : "tasks");
+	if (type == MUQSS_MSG_QUEUES && !json_get_int(req, "cpu", -1, 1 << 20, &cpu)) {
+		(void)client_reply_error(c, EINVAL, "cpu must be a CPU number");
 		return;
 	}
-	end = cJSON_CreateObject();
-	if (end && cJSON_AddNumberToObject(end, "count", l.n))
-		(void)client_reply(c, MUQSS_MSG_END, end);
-	else
-		c->closing = true; /* an unterminated list must not look complete */
-	cJSON_Delete(end);
+	r = stream_start(c, type, (int)cpu);
+	if (r < 0)
+		reply_errno(c, r, type == MUQSS_MSG_QUEUES ? "queues" : "tasks");
 }
 
 void request_handle(struct control_client *c, const struct muqss_header *hdr, char *body)

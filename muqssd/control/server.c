@@ -1,5 +1,5 @@
 /* The listening socket: from the service manager or bound here, with the
- * care ntpd takes (umask before bind, then chmod), and accept. */
+ * care ntpd takes (the mode set through the umask before bind), and accept. */
 #include "control-internal.h"
 
 #include <errno.h>
@@ -100,8 +100,10 @@ static int socket_bind(struct control_server *s)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return log_error_errno(errno, "cannot create the control socket: %m");
-	/* Born private; opened up only once owner and mode are right. */
-	old_mask = umask(0177);
+	/* Born with its final mode, so nothing is ever changed by path but the
+	 * group, and lchown() changes a symlink swapped in since bind(), never
+	 * the file it points to. Until then root's group owns it. */
+	old_mask = umask(~s->opts.socket_mode & 0777);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_mask);
 	if (r < 0) {
@@ -109,13 +111,9 @@ static int socket_bind(struct control_server *s)
 		goto fail;
 	}
 	s->bound = true;
-	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) {
+	if (gid != (gid_t)-1 && lchown(path, (uid_t)-1, gid) < 0) {
 		r = log_error_errno(errno, "cannot give %s to group %s: %m", path,
 				    s->opts.socket_group);
-		goto fail;
-	}
-	if (chmod(path, s->opts.socket_mode & 0777) < 0) {
-		r = log_error_errno(errno, "cannot chmod %s: %m", path);
 		goto fail;
 	}
 	if (listen(fd, SOMAXCONN) < 0) {
@@ -149,21 +147,6 @@ static int socket_from_manager(struct control_server *s)
 	return 0;
 }
 
-/* Beyond the cap a client gets a reason, not a silent hang-up. */
-static void refuse_busy(struct control_server *s, int fd)
-{
-	struct wire_buf b;
-	char msg[80];
-
-	wire_buf_init(&b, 0);
-	snprintf(msg, sizeof(msg), "too many clients (%u), try again later",
-		 s->opts.max_clients);
-	if (wire_buf_append_error(&b, EBUSY, msg) == 0)
-		(void)wire_buf_flush(&b, fd);
-	wire_buf_free(&b);
-	close(fd);
-}
-
 static int on_listen(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct control_server *s = userdata;
@@ -181,10 +164,6 @@ static int on_listen(sd_event_source *src, int fd, uint32_t revents, void *userd
 			}
 			return log_error_errno(errno, "accept on the control socket failed: %m");
 		}
-		if (s->n_clients >= s->opts.max_clients) {
-			refuse_busy(s, cfd);
-			continue;
-		}
 		(void)control_server_add_fd(s, cfd);
 	}
 	return 0;
@@ -194,10 +173,12 @@ int control_server_add_fd(struct control_server *s, int fd)
 {
 	int r = client_new(s, fd);
 
-	if (r < 0) {
+	if (r < 0)
 		close(fd);
+	if (r == -EBUSY)
+		return r; /* told why; a flood must not flood the journal too */
+	if (r < 0)
 		return log_warning_errno(r, "cannot serve a control client: %m, ignoring");
-	}
 	return 0;
 }
 
@@ -222,6 +203,7 @@ int control_server_new(struct control_server **ret, sd_event *event,
 	s->userdata = userdata;
 	s->listen_fd = -1;
 	s->admin_gid = (gid_t)-1;
+	s->socket_gid = (gid_t)-1;
 	if (!s->opts.idle_timeout_usec)
 		s->opts.idle_timeout_usec = CONTROL_IDLE_TIMEOUT_USEC;
 	if (!s->opts.max_clients)
@@ -242,6 +224,11 @@ int control_server_new(struct control_server **ret, sd_event *event,
 		else
 			log_warning("admin group %s does not exist, only root may administer",
 				    opts->admin_group);
+	}
+	if (opts->socket_group) {
+		struct group *g = getgrnam(opts->socket_group);
+		if (g)
+			s->socket_gid = g->gr_gid;
 	}
 	if (opts->no_listen) {
 		*ret = s;

@@ -94,6 +94,8 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 /* The class muqssd holds tid in (enum sched_class; SCHED_CLASS_RT for a
  * task it leaves alone), or -ESRCH. */
 int daemon_task_class(struct daemon *d, pid_t tid);
+/* The nice tid's owner set: a hog's translated kernel nice mapped back. */
+int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice);
 /* Tracker callbacks, forwarded by daemon_track.c. */
 struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);

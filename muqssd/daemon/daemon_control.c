@@ -14,31 +14,35 @@ static int ctl_status(void *userdata, cJSON *obj)
 	return daemon_status_json(userdata, obj);
 }
 
-struct tasks_ctx {
-	struct daemon *d;
-	int (*emit)(cJSON *task, void *ctx);
-	void *ctx;
-};
-
-/* Adds the class muqssd holds each task in, as queues shows it. */
-static int emit_with_class(cJSON *task, void *userdata)
+static int ctl_task_ids(void *userdata, pid_t **ret, size_t *n)
 {
-	struct tasks_ctx *c = userdata;
-	pid_t tid = (pid_t)cJSON_GetNumberValue(cJSON_GetObjectItem(task, "tid"));
-	int class = daemon_task_class(c->d, tid);
+	struct daemon *d = userdata;
 
-	if (class < 0)
-		class = SCHED_CLASS_NORMAL;
-	if (!cJSON_AddStringToObject(task, "class", sched_class_name((enum sched_class)class)))
-		return -ENOMEM;
-	return c->emit(task, c->ctx);
+	*n = 0;
+	return d->tracker ? tracker_tids(d->tracker, ret, n) : (*ret = NULL, 0);
 }
 
-static int ctl_dump_tasks(void *userdata, int (*emit)(cJSON *task, void *ctx), void *ctx)
+/* The tracker's object, with the class muqssd holds the task in, as
+ * queues shows it. */
+static int ctl_task_json(void *userdata, pid_t tid, cJSON **ret)
 {
-	struct tasks_ctx c = { userdata, emit, ctx };
+	struct daemon *d = userdata;
+	int r, class;
 
-	return daemon_dump_tasks(userdata, emit_with_class, &c);
+	if (!d->tracker)
+		return -ESRCH;
+	r = tracker_task_json(d->tracker, tid, ret);
+	if (r < 0)
+		return r;
+	class = daemon_task_class(d, tid);
+	if (class < 0)
+		class = SCHED_CLASS_NORMAL;
+	if (!cJSON_AddStringToObject(*ret, "class", sched_class_name((enum sched_class)class))) {
+		cJSON_Delete(*ret);
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
@@ -94,6 +98,11 @@ static int ctl_is_idleprio(void *userdata, pid_t pid, pid_t tid)
 	return c.found;
 }
 
+static int ctl_owner_nice(void *userdata, pid_t tid, int kernel_nice)
+{
+	return daemon_owner_nice(userdata, tid, kernel_nice);
+}
+
 static struct config_tunables *ctl_tunables(void *userdata)
 {
 	struct daemon *d = userdata;
@@ -113,10 +122,12 @@ static int ctl_reload(void *userdata)
 
 static const struct control_ops ops = {
 	.status = ctl_status,
-	.dump_tasks = ctl_dump_tasks,
+	.task_ids = ctl_task_ids,
+	.task_json = ctl_task_json,
 	.dump_queues = ctl_dump_queues,
 	.set_class = ctl_set_class,
 	.is_idleprio = ctl_is_idleprio,
+	.owner_nice = ctl_owner_nice,
 	.tunables = ctl_tunables,
 	.tunables_changed = ctl_tunables_changed,
 	.reload = ctl_reload,

@@ -241,6 +241,11 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
 }
 
+int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice)
+{
+	return d->loop ? loop_owner_nice(d->loop, tid, kernel_nice) : kernel_nice;
+}
+
 int daemon_task_class(struct daemon *d, pid_t tid)
 {
 	return d->loop ? loop_task_class(d->loop, tid) : -ESRCH;

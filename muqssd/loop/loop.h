@@ -150,6 +150,9 @@ int loop_set_class(struct loop *l, pid_t pid, pid_t tid, enum sched_class class,
 /* The class muqssd holds tid in; SCHED_CLASS_RT for a task it leaves
  * alone, -ESRCH when not in the table. */
 int loop_task_class(struct loop *l, pid_t tid);
+/* The nice tid's owner set, for a nice the kernel shows: a hog's
+ * translated nice (loop_kernel_nice()) mapped back. */
+int loop_owner_nice(struct loop *l, pid_t tid, int kernel_nice);
 /* Appends one object per CPU with its queue in order; cpu < 0: all. */
 int loop_dump_queues(struct loop *l, int cpu, uint64_t now, cJSON *array);
 /* The deadman dropped every boost and resumed every stopped task while

@@ -89,6 +89,16 @@ int loop_task_class(struct loop *l, pid_t tid)
 	return m->st.class;
 }
 
+int loop_owner_nice(struct loop *l, pid_t tid, int kernel_nice)
+{
+	struct tracked_task *tt = l->src.ops->lookup(l->src.ctx, tid);
+	struct managed_task *m = tt ? tt->sched_data : NULL;
+
+	if (m && m->kernel_nice != NICE_UNSET && kernel_nice == m->kernel_nice)
+		return m->st.nice;
+	return kernel_nice;
+}
+
 struct dump_ctx {
 	cJSON *queue;
 	uint64_t now;

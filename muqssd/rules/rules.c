@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "trusted_file.h"
 
 #define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
 #define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
@@ -230,9 +231,11 @@ static int load_file(struct rules *r, const char *path, bool types)
 	FILE *f;
 	int k = 0;
 
-	f = fopen(path, "re");
-	if (!f)
-		return log_warning_errno(errno, "%s: %m, ignoring", path), 0;
+	k = trusted_file_open(path, &f);
+	if (k == -ENOENT) /* gone since the walk */
+		return log_warning_errno(k, "%s: %m, ignoring", path), 0;
+	if (k < 0)
+		return k;
 	while (k >= 0 && (n = getline(&line, &size, f)) >= 0) {
 		pos.line++;
 		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))

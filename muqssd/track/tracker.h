@@ -180,3 +180,8 @@ int tracker_rescan(struct tracker *t);
  * remove tasks. Stops at fn's first negative return and returns it; else
  * 0, or -ENOMEM. */
 int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void *ctx);
+/* The same, a task at a time, for a reply sent over many loop iterations:
+ * the tids of every task now (active first; the caller frees *ret), then
+ * the object of one (the caller deletes it), -ESRCH once it is gone. */
+int tracker_tids(struct tracker *t, pid_t **ret, size_t *n);
+int tracker_task_json(struct tracker *t, pid_t tid, cJSON **ret);

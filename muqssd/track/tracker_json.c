@@ -2,6 +2,7 @@
 #include "tracker_private.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 static cJSON *task_json(const struct tracked_task *task)
 {
@@ -54,4 +55,32 @@ int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void
 				return r;
 		}
 	return 0;
+}
+
+int tracker_tids(struct tracker *t, pid_t **ret, size_t *n)
+{
+	struct task_list *lists[] = { &t->active, &t->idle };
+	struct tracked_task *task;
+	size_t i = 0, cap = tidmap_count(&t->tasks);
+	pid_t *tids = malloc((cap ? cap : 1) * sizeof(*tids));
+
+	if (!tids)
+		return -ENOMEM;
+	for (size_t l = 0; l < 2; l++)
+		TAILQ_FOREACH(task, lists[l], list_link)
+			if (i < cap)
+				tids[i++] = task->tid;
+	*ret = tids;
+	*n = i;
+	return 0;
+}
+
+int tracker_task_json(struct tracker *t, pid_t tid, cJSON **ret)
+{
+	struct tracked_task *task = tracker_lookup(t, tid);
+
+	if (!task)
+		return -ESRCH;
+	*ret = task_json(task);
+	return *ret ? 0 : -ENOMEM;
 }

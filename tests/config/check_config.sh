@@ -32,4 +32,23 @@ printf '[tracking]\npoll_interval_ms = 5\n' >"$tmp/uncommented.conf.d/10-poll.co
 out=$(timeout 10 "$muqssd" --check-config "$tmp/uncommented.conf" 2>&1) && exit 1
 echo "$out" | grep -qF "10-poll.conf:2: poll_interval_ms: 5 is out of range 10..60000 ms" ||
 	{ echo "unexpected message: $out"; exit 1; }
+# Only a regular file, owned by root, writable by nobody else: a FIFO does
+# not hang the check, and a user's file is refused, naming why.
+mkfifo "$tmp/fifo.conf"
+out=$(timeout 10 "$muqssd" --check-config "$tmp/fifo.conf" 2>&1) && { echo "a FIFO passed"; exit 1; }
+echo "$out" | grep -qF "$tmp/fifo.conf: not a regular file, refusing it" ||
+	{ echo "unexpected message: $out"; exit 1; }
+if [ "$(id -u)" = 0 ]; then
+	cp "$tmp/uncommented.conf" "$tmp/user.conf"
+	chown 65534:65534 "$tmp/user.conf"
+	out=$(timeout 10 "$muqssd" --check-config "$tmp/user.conf" 2>&1) &&
+		{ echo "a file owned by uid 65534 passed"; exit 1; }
+	echo "$out" | grep -qF "$tmp/user.conf: owned by uid 65534, not root, refusing it" ||
+		{ echo "unexpected message: $out"; exit 1; }
+fi
+cp "$tmp/uncommented.conf" "$tmp/open.conf"
+chmod 0666 "$tmp/open.conf"
+out=$(timeout 10 "$muqssd" --check-config "$tmp/open.conf" 2>&1) && { echo "a mode 0666 file passed"; exit 1; }
+echo "$out" | grep -qF "$tmp/open.conf: writable by group or others (mode 0666), refusing it" ||
+	{ echo "unexpected message: $out"; exit 1; }
 echo ok

@@ -47,6 +47,46 @@ static void test_missing(void)
 	tmpdir_remove(dir);
 }
 
+/* Only a regular file, owned by root (or the caller), that nobody else
+ * may write: a FIFO would hang start-up, anyone's file would steer root. */
+static void test_untrusted(void)
+{
+	char *dir = tmpdir_new(), *path, *fifo;
+	struct config c;
+	const char *log;
+
+	config_init_defaults(&c);
+	path = write_file(dir, "muqssd.conf", "[scheduler]\niso_cpu = 50\n");
+	CHECK(chmod(path, 0664) == 0);
+	capture_begin();
+	CHECK(config_load(&c, path, false) == -EPERM);
+	log = capture_end();
+	CHECK(captured(log, "writable by group or others (mode 0664), refusing it"));
+	CHECK(chmod(path, 0646) == 0);
+	capture_begin();
+	CHECK(config_load(&c, path, false) == -EPERM);
+	capture_end();
+	if (geteuid() == 0) {
+		CHECK(chmod(path, 0644) == 0 && chown(path, 65534, 65534) == 0);
+		capture_begin();
+		CHECK(config_load(&c, path, false) == -EPERM);
+		log = capture_end();
+		CHECK(captured(log, "owned by uid 65534, not root, refusing it"));
+	}
+	CHECK(c.tunables.iso_cpu == 70);
+	if (asprintf(&fifo, "%s/fifo.conf", dir) < 0)
+		abort();
+	CHECK(mkfifo(fifo, 0600) == 0);
+	capture_begin();
+	CHECK(config_load(&c, fifo, false) == -EINVAL);
+	log = capture_end();
+	CHECK(captured(log, "not a regular file, refusing it"));
+	config_free(&c);
+	free(fifo);
+	free(path);
+	tmpdir_remove(dir);
+}
+
 static void test_every_key(void)
 {
 	char *dir = tmpdir_new();
@@ -312,6 +352,7 @@ int main(void)
 {
 	log_init("test");
 	test_missing();
+	test_untrusted();
 	test_every_key();
 	test_bad_values();
 	test_every_error_reported();

@@ -47,6 +47,8 @@ char *write_file(const char *dir, const char *name, const char *text)
 	}
 	fputs(text, f);
 	fclose(f);
+	/* Whatever the umask: a group-writable file would be refused. */
+	chmod(path, 0644);
 	return path;
 }
 

@@ -301,6 +301,26 @@ static void test_explain(void)
 	tmpdir_remove(dir);
 }
 
+/* A rule file anyone may write would let anyone steer root: refused. */
+static void test_untrusted_file(void)
+{
+	char *dir = tmpdir_new(), *path;
+	struct rules *r = NULL;
+	const char *log;
+
+	path = write_file(dir, "10-open.rules", "comm=game class=iso\n");
+	CHECK(chmod(path, 0666) == 0);
+	capture_begin();
+	CHECK(rules_load(&r, dir) == -EPERM && r == NULL);
+	log = capture_end();
+	CHECK(captured(log, "10-open.rules: writable by group or others (mode 0666), refusing it"));
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(rules_load(&r, dir) == 0 && rules_count(r) == 1);
+	rules_free(r);
+	free(path);
+	tmpdir_remove(dir);
+}
+
 static void test_missing_dir_and_helpers(void)
 {
 	struct rules *r = NULL;
@@ -427,6 +447,7 @@ int main(void)
 	test_ananicy();
 	test_bad_native_lines();
 	test_explain();
+	test_untrusted_file();
 	test_missing_dir_and_helpers();
 	test_shipped_rules();
 	test_regex_guard();

@@ -1,6 +1,7 @@
 /* The control server over socketpairs with a fake daemon: hello, version
  * mismatch, bad JSON and oversize close only their own client; a client
- * that never reads stalls nobody and is dropped; long queues are split. */
+ * that never reads stalls nobody and is dropped; long queues are split;
+ * lists stream as the client reads, and hide others' executables. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,28 +32,45 @@ static int fake_status(void *u, cJSON *o)
 
 static int task_count, tasks_built;
 
-/* Like the tracker: one object at a time, gone once emit returns. */
-static int fake_tasks(void *u, int (*emit)(cJSON *task, void *ctx), void *ctx)
+static int fake_task_ids(void *u, pid_t **ret, size_t *n)
 {
-	for (int i = 0; i < task_count; i++) {
-		cJSON *o = cJSON_CreateObject();
-		int r;
+	*ret = malloc((task_count + 1) * sizeof(pid_t));
+	check(*ret);
+	for (int i = 0; i < task_count; i++)
+		(*ret)[i] = i + 1;
+	*n = (size_t)task_count;
+	return 0;
+}
 
-		check(o && cJSON_AddNumberToObject(o, "tid", i) &&
-		      cJSON_AddStringToObject(o, "comm", "a-rather-long-comm"));
-		tasks_built++;
-		r = emit(o, ctx);
-		cJSON_Delete(o);
-		if (r < 0)
-			return r;
-	}
+/* Task 2 is root's and shows its exe only to root; the rest are uid
+ * 65534's; tid 3 is gone by the time its turn comes. */
+static int fake_task_json(void *u, pid_t tid, cJSON **ret)
+{
+	cJSON *o;
+
+	if (tid == 3)
+		return -ESRCH;
+	o = cJSON_CreateObject();
+	check(o && cJSON_AddNumberToObject(o, "tid", tid - 1) &&
+	      cJSON_AddStringToObject(o, "comm", "a-rather-long-comm") &&
+	      cJSON_AddNumberToObject(o, "uid", tid == 2 ? 0 : 65534) &&
+	      cJSON_AddNumberToObject(o, "euid", tid == 2 ? 0 : 65534) &&
+	      cJSON_AddStringToObject(o, "exe", tid == 2 ? "/usr/sbin/secret" : "/bin/mine"));
+	tasks_built++;
+	*ret = o;
 	return 0;
 }
 
 static int fake_queues(void *u, int cpu, cJSON *a)
 {
+	if (cpu >= 2)
+		return -EINVAL;
 	for (int c = 0; c < 2; c++) {
-		cJSON *o = cJSON_CreateObject(), *q;
+		cJSON *o, *q;
+
+		if (cpu >= 0 && c != cpu)
+			continue;
+		o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "cpu", c);
 		q = cJSON_AddArrayToObject(o, "queue");
 		for (int i = 0; i < queue_len; i++) {
@@ -90,7 +108,8 @@ static int fake_reload(void *u)
 }
 
 static const struct control_ops ops = {
-	.status = fake_status, .dump_tasks = fake_tasks, .dump_queues = fake_queues,
+	.status = fake_status, .task_ids = fake_task_ids, .task_json = fake_task_json,
+	.dump_queues = fake_queues,
 	.set_class = fake_set_class, .tunables = fake_tunables,
 	.tunables_changed = fake_changed, .reload = fake_reload,
 };
@@ -164,6 +183,82 @@ static void expect_closed(int fd)
 
 	check(recv_frame(fd, &body) == -ECONNRESET);
 	close(fd);
+}
+
+/* A client whose SO_PEERCRED says uid (the creator's euid is what the
+ * kernel records); needs root. */
+static int connect_as(uid_t uid, int *added)
+{
+	int sv[2];
+
+	check(setresuid(-1, uid, 0) == 0);
+	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+	check(setresuid(-1, 0, -1) == 0);
+	*added = control_server_add_fd(server, sv[0]);
+	return sv[1];
+}
+
+/* Slots: a per-uid cap, slots kept back for root, and a full table makes
+ * room by taking the oldest connection of whoever holds the most. */
+static void test_slots(void)
+{
+	struct control_options opts = { .no_listen = true, .max_clients = 40 };
+	int a[17], b[8], c, root, added;
+
+	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	for (int i = 0; i < 17; i++) {
+		a[i] = connect_as(65534, &added);
+		check(added == (i < 16 ? 0 : -EBUSY));
+	}
+	expect(a[16], MUQSS_MSG_ERROR, "too many connections from uid 65534 (16)");
+	close(a[16]);
+	for (int i = 0; i < 8; i++) {
+		b[i] = connect_as(65533, &added);
+		check(added == 0);
+	}
+	/* 24 of 40 taken: the rest are kept back. Uid 65532 gets in by
+	 * taking uid 65534's oldest connection. */
+	check(control_server_clients(server) == 24);
+	c = connect_as(65532, &added);
+	check(added == 0 && control_server_clients(server) == 24);
+	expect(a[0], MUQSS_MSG_ERROR, "dropped to make room");
+	/* Uid 65533 (8) takes from 65534 (15) too, but 65534 cannot take
+	 * from itself: told the table is full. */
+	b[0] = (close(b[0]), connect_as(65533, &added));
+	check(added == 0);
+	expect(a[1], MUQSS_MSG_ERROR, "dropped to make room");
+	spin(3);
+	check(control_server_clients(server) == 23);
+	close(connect_as(65531, &added));
+	check(added == 0 && control_server_clients(server) == 24);
+	c = (close(c), connect_as(65534, &added));
+	check(added == -EBUSY);
+	expect(c, MUQSS_MSG_ERROR, "too many clients (40)");
+	spin(5);
+	check(control_server_clients(server) == 22);
+	/* The open slots full again; root takes a kept-back one and is
+	 * answered at once. */
+	c = (close(c), connect_as(65530, &added));
+	check(added == 0);
+	a[0] = connect_as(65529, &added);
+	check(added == 0);
+	spin(3);
+	check(control_server_clients(server) == 24);
+	root = connect_as(0, &added);
+	check(added == 0 && control_server_clients(server) == 25);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+	expect(root, MUQSS_MSG_HELLO, NULL);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(root, MUQSS_MSG_OK, "\"clients\":25");
+	for (int i = 0; i < 16; i++)
+		close(a[i]);
+	for (int i = 0; i < 8; i++)
+		close(b[i]);
+	close(c);
+	close(root);
+	spin(40);
+	check(control_server_clients(server) == 0);
+	server = control_server_free(server);
 }
 
 static int hello(void)
@@ -265,16 +360,36 @@ int main(void)
 	}
 	queue_len = 3;
 
-	/* Tasks stream, one ITEM per task, in order, then END with the count. */
+	/* Tasks stream, one ITEM per task, in order, then END with the count;
+	 * a task gone before its turn is left out. Root sees every exe. */
 	task_count = 5;
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
-	for (int i = 0; i < task_count; i++) {
-		char tid[32];
+	expect(good, MUQSS_MSG_ITEM, "\"tid\":0,");
+	expect(good, MUQSS_MSG_ITEM, "\"exe\":\"/usr/sbin/secret\"");
+	expect(good, MUQSS_MSG_ITEM, "\"tid\":3,");
+	expect(good, MUQSS_MSG_ITEM, "\"tid\":4,");
+	expect(good, MUQSS_MSG_END, "\"count\":4");
 
-		snprintf(tid, sizeof(tid), "\"tid\":%d,", i);
-		expect(good, MUQSS_MSG_ITEM, tid);
+	/* Anyone else sees only the exe of their own processes, as in /proc. */
+	if (geteuid() == 0) {
+		int sv[2];
+
+		check(setresuid(-1, 65534, 0) == 0);
+		check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+		check(setresuid(-1, 0, -1) == 0);
+		check(control_server_add_fd(server, sv[0]) == 0);
+		send_frame(sv[1], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+		expect(sv[1], MUQSS_MSG_HELLO, NULL);
+		send_frame(sv[1], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+		expect(sv[1], MUQSS_MSG_ITEM, "\"exe\":\"/bin/mine\"");
+		expect(sv[1], MUQSS_MSG_ITEM, "\"exe\":null");
+		expect(sv[1], MUQSS_MSG_ITEM, "\"exe\":\"/bin/mine\"");
+		expect(sv[1], MUQSS_MSG_ITEM, "\"exe\":\"/bin/mine\"");
+		expect(sv[1], MUQSS_MSG_END, "\"count\":4");
+		close(sv[1]);
+		spin(3);
+		check(control_server_clients(server) == 1);
 	}
-	expect(good, MUQSS_MSG_END, "\"count\":5");
 
 	/* A client that sends and never reads: the loop goes on, others are
 	 * served, and it is dropped after the idle timeout. */
@@ -308,25 +423,50 @@ int main(void)
 	spin(3);
 	check(control_server_clients(server) == 0);
 
-	/* More tasks than fit in a client's output: the dump stops at the
-	 * first item that does not fit, and that client alone is dropped.
-	 * Last, with clients of its own: under ASan the dump takes longer
-	 * than the idle timeout, which would drop any client left waiting. */
+	/* More tasks than fit in a client's output (4 MiB): they go out as
+	 * the client reads, a bounded batch per loop turn, and arrive whole. */
+	good = hello();
+	task_count = 60000;
+	tasks_built = 0;
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	spin(1);
+	check(tasks_built > 0 && tasks_built < 20000);
+	{
+		int items = 0, t;
+
+		while ((t = recv_frame(good, &body)) == MUQSS_MSG_ITEM) {
+			free(body);
+			items++;
+		}
+		check(t == MUQSS_MSG_END && strstr(body, "\"count\":59999"));
+		free(body);
+		check(items == task_count - 1);
+	}
+	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
+
+	/* A client that asks and never reads costs a bounded batch, not the
+	 * list, and goes at the idle timeout. */
 	quiet = hello();
-	task_count = 200000;
 	tasks_built = 0;
 	send_frame(quiet, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
-	spin(3);
-	check(tasks_built > 0 && tasks_built < task_count);
-	expect_closed(quiet);
-	good = hello();
+	for (int i = 0; i < 100 && control_server_clients(server) > 1; i++) {
+		send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+		expect(good, MUQSS_MSG_OK, NULL);
+		usleep(20000);
+	}
+	check(control_server_clients(server) == 1);
+	check(tasks_built > 0 && tasks_built < 20000);
+	close(quiet);
 	task_count = 0;
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
 	expect(good, MUQSS_MSG_END, "\"count\":0");
 	close(good);
 	spin(3);
 	check(control_server_clients(server) == 0);
-	control_server_free(server);
+	server = control_server_free(server);
+	if (geteuid() == 0)
+		test_slots();
 	sd_event_unref(event);
 	return EXIT_SUCCESS;
 }

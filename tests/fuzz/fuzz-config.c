@@ -2,6 +2,7 @@
  * point, from a memfd so that no file is left behind. */
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -17,6 +18,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	memfd = memfd_create("muqssd.conf", MFD_CLOEXEC);
 	if (memfd < 0) {
 		perror("memfd_create");
+		abort();
+	}
+	/* A memfd is born 0777; config_load() refuses group-writable files. */
+	if (fchmod(memfd, 0600) < 0) {
+		perror("fchmod");
 		abort();
 	}
 	/* Opened anew for every input, at offset 0. The drop-in directory

@@ -9,6 +9,7 @@
  * the scheduling policy of a fuzzed pid, no more. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -26,18 +27,31 @@ static int fake_status(void *u, cJSON *o)
 	return cJSON_AddStringToObject(o, "version", "fuzz") ? 0 : -ENOMEM;
 }
 
-static int fake_tasks(void *u, int (*emit)(cJSON *task, void *ctx), void *ctx)
+static int fake_task_ids(void *u, pid_t **ret, size_t *n)
 {
-	cJSON *e = cJSON_CreateObject();
-	int r;
+	*ret = malloc(2 * sizeof(pid_t));
+	if (!*ret)
+		return -ENOMEM;
+	(*ret)[0] = 1;
+	(*ret)[1] = 2; /* gone by its turn */
+	*n = 2;
+	return 0;
+}
 
-	if (!e || !cJSON_AddNumberToObject(e, "tid", 1)) {
+static int fake_task_json(void *u, pid_t tid, cJSON **ret)
+{
+	cJSON *e;
+
+	if (tid != 1)
+		return -ESRCH;
+	e = cJSON_CreateObject();
+	if (!e || !cJSON_AddNumberToObject(e, "tid", 1) || !cJSON_AddNumberToObject(e, "uid", 0) ||
+	    !cJSON_AddStringToObject(e, "exe", "/sbin/init")) {
 		cJSON_Delete(e);
 		return -ENOMEM;
 	}
-	r = emit(e, ctx);
-	cJSON_Delete(e);
-	return r;
+	*ret = e;
+	return 0;
 }
 
 static int fake_queues(void *u, int cpu, cJSON *a)
@@ -45,7 +59,7 @@ static int fake_queues(void *u, int cpu, cJSON *a)
 	cJSON *o;
 
 	if (cpu >= 2)
-		return -ENOENT;
+		return -EINVAL;
 	o = cJSON_CreateObject();
 	if (!o)
 		return -ENOMEM;
@@ -77,7 +91,8 @@ static int fake_reload(void *u)
 }
 
 static const struct control_ops ops = {
-	.status = fake_status, .dump_tasks = fake_tasks, .dump_queues = fake_queues,
+	.status = fake_status, .task_ids = fake_task_ids, .task_json = fake_task_json,
+	.dump_queues = fake_queues,
 	.set_class = fake_set_class, .tunables = fake_tunables,
 	.tunables_changed = fake_changed, .reload = fake_reload,
 };
