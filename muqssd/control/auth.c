@@ -14,10 +14,6 @@
 #include "log.h"
 #include "proc.h"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-
 static bool peer_in_group(int fd, gid_t gid)
 {
 	gid_t groups[256];
@@ -35,7 +31,6 @@ void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int pidfd;
 
 	/* Unknown credentials get nobody's rights. */
 	c->uid = (uid_t)-1;
@@ -47,9 +42,6 @@ void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid)
 	} else {
 		log_warning_errno(errno, "cannot read a control client's credentials: %m, ignoring");
 	}
-	len = sizeof(pidfd);
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0)
-		c->pidfd = pidfd;
 	c->admin = c->uid == 0 ||
 		   (admin_gid != (gid_t)-1 && (c->gid == admin_gid || peer_in_group(c->fd, admin_gid)));
 	c->privileged = c->admin || (socket_gid != (gid_t)-1 && (c->gid == socket_gid ||
@@ -146,7 +138,7 @@ static int check_nice(struct control_client *c, pid_t pid, pid_t tid, int nice, 
 	return r;
 }
 
-int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum control_class class,
+int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum sched_class class,
 		   bool nice_set, int nice, char *err, size_t errlen)
 {
 	struct control_server *s = c->server;
@@ -167,7 +159,7 @@ int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum control_
 		return -EPERM;
 	}
 	/* As in MuQSS: anyone may drop to IDLEPRIO, only root may climb out. */
-	if (class != CONTROL_CLASS_IDLEPRIO) {
+	if (class != SCHED_CLASS_IDLEPRIO) {
 		r = s->ops.is_idleprio ? s->ops.is_idleprio(s->userdata, pid, tid) : -EOPNOTSUPP;
 		if (r == -EOPNOTSUPP)
 			r = kernel_is_idle(pid, tid);

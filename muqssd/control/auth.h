@@ -15,5 +15,5 @@ struct control_client;
  * is theirs, never out of IDLEPRIO, and to a lower nice only where the
  * kernel would let them (RLIMIT_NICE), thread by thread, from the nice
  * they set (not the daemon's translation of it). */
-int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum control_class class,
+int auth_set_class(struct control_client *c, pid_t pid, pid_t tid, enum sched_class class,
 		   bool nice_set, int nice, char *err, size_t errlen);

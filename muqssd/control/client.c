@@ -133,7 +133,6 @@ int client_new(struct control_server *s, int fd)
 		return -ENOMEM;
 	c->server = s;
 	c->fd = fd;
-	c->pidfd = -1;
 	wire_buf_init(&c->out, CONTROL_OUTPUT_MAX);
 	auth_read_peer(c, s->admin_gid, s->socket_gid);
 	r = admit_client(s, c, why, sizeof(why));
@@ -156,8 +155,6 @@ int client_new(struct control_server *s, int fd)
 	return 0;
 fail:
 	sd_event_source_disable_unref(c->io);
-	if (c->pidfd >= 0)
-		close(c->pidfd);
 	free(c);
 	return r;
 }
@@ -178,8 +175,6 @@ void client_free(struct control_client *c)
 	stream_free(c);
 	wire_reader_reset(&c->in);
 	wire_buf_free(&c->out);
-	if (c->pidfd >= 0)
-		close(c->pidfd);
 	close(c->fd);
 	free(c);
 }

@@ -23,7 +23,6 @@ struct control_client {
 	uid_t uid;
 	gid_t gid;
 	pid_t pid;
-	int pidfd; /* -1 when the kernel has no SO_PEERPIDFD */
 	bool admin;
 	bool privileged; /* root, admin or socket group: may take a reserved slot */
 	bool hello;

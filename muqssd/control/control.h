@@ -10,13 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "core/task.h"
 
-enum control_class {
-	CONTROL_CLASS_NORMAL,
-	CONTROL_CLASS_ISO,
-	CONTROL_CLASS_IDLEPRIO,
-	CONTROL_CLASS_BATCH,
-};
 
 struct control_ops {
 	int (*status)(void *userdata, cJSON *obj);
@@ -30,7 +25,7 @@ struct control_ops {
 	 * past the last CPU. */
 	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
 	/* Called after authorization; writes a reason into err on failure. */
-	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum control_class class,
+	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum sched_class class,
 			 bool nice_set, int nice, char *err, size_t errlen);
 	/* The class the daemon has given tid (or any thread of pid when tid
 	 * is 0) is IDLEPRIO: 1, not: 0, or -errno. NULL, or -EOPNOTSUPP:

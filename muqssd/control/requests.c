@@ -119,23 +119,15 @@ static void handle_reload(struct control_client *c)
 		(void)client_reply(c, MUQSS_MSG_OK, NULL);
 }
 
-static int class_from_name(const char *name, enum control_class *ret)
+/* A class a client may ask for: any but rt, which muqssd never grants. */
+static int class_from_name(const char *name, enum sched_class *ret)
 {
-	static const struct {
-		const char *name;
-		enum control_class class;
-	} map[] = {
-		{ MUQSS_CLASS_NAME_NORMAL, CONTROL_CLASS_NORMAL },
-		{ MUQSS_CLASS_NAME_ISO, CONTROL_CLASS_ISO },
-		{ MUQSS_CLASS_NAME_IDLEPRIO, CONTROL_CLASS_IDLEPRIO },
-		{ MUQSS_CLASS_NAME_BATCH, CONTROL_CLASS_BATCH },
-	};
-	for (size_t i = 0; name && i < sizeof(map) / sizeof(map[0]); i++)
-		if (strcmp(name, map[i].name) == 0) {
-			*ret = map[i].class;
-			return 0;
-		}
-	return -EINVAL;
+	int c = sched_class_from_name(name);
+
+	if (c < 0 || c == SCHED_CLASS_RT)
+		return -EINVAL;
+	*ret = (enum sched_class)c;
+	return 0;
 }
 
 /*
@@ -149,7 +141,7 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 	const char *class_name = cJSON_GetStringValue(cJSON_GetObjectItem(req, "class"));
 	long pid = 0, tid = 0, nice = 0, start = -1;
 	bool nice_set = cJSON_GetObjectItem(req, "nice") != NULL;
-	enum control_class class;
+	enum sched_class class;
 	uint64_t st;
 	char err[256] = "";
 	int pidfd = -1, r;

@@ -50,20 +50,10 @@ static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
 	return daemon_dump_queues(userdata, cpu, array);
 }
 
-static enum sched_class class_to_daemon(enum control_class class)
-{
-	switch (class) {
-	case CONTROL_CLASS_ISO: return SCHED_CLASS_ISO;
-	case CONTROL_CLASS_IDLEPRIO: return SCHED_CLASS_IDLEPRIO;
-	case CONTROL_CLASS_BATCH: return SCHED_CLASS_BATCH;
-	default: return SCHED_CLASS_NORMAL;
-	}
-}
-
-static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum control_class class,
+static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum sched_class class,
 			 bool nice_set, int nice, char *err, size_t errlen)
 {
-	return daemon_set_class(userdata, pid, tid, class_to_daemon(class), nice_set, nice, err,
+	return daemon_set_class(userdata, pid, tid, class, nice_set, nice, err,
 				errlen);
 }
 

@@ -86,7 +86,7 @@ static int fake_queues(void *u, int cpu, cJSON *a)
 	return 0;
 }
 
-static int fake_set_class(void *u, pid_t pid, pid_t tid, enum control_class class, bool nice_set,
+static int fake_set_class(void *u, pid_t pid, pid_t tid, enum sched_class class, bool nice_set,
 			  int nice, char *err, size_t errlen)
 {
 	return 0;

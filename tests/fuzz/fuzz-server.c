@@ -68,7 +68,7 @@ static int fake_queues(void *u, int cpu, cJSON *a)
 			       cJSON_AddArrayToObject(o, "queue") ? 0 : -ENOMEM;
 }
 
-static int fake_set_class(void *u, pid_t pid, pid_t tid, enum control_class class, bool nice_set,
+static int fake_set_class(void *u, pid_t pid, pid_t tid, enum sched_class class, bool nice_set,
 			  int nice, char *err, size_t errlen)
 {
 	if (nice_set && (nice < -20 || nice > 19))
