@@ -3,6 +3,7 @@
  * fair class); once it sleeps it is interactive again. */
 #include "check.h"
 #include "fake_kernel.h"
+#include "loop-internal.h" /* its constants */
 
 #define MS 1000000ULL
 
@@ -24,7 +25,7 @@ static void test_hog_and_back(void)
 	v = fk_view(&fk, 100);
 	CHECK(v.running);
 	CHECK(!v.hog);
-	CHECK_EQ(a->boost_prio, ENFORCE_BOOST_PRIO_MIN);
+	CHECK_EQ(a->boost_prio, BOOST_RUN);
 	CHECK(a->pinned);
 	CHECK_EQ(a->calls[FK_NICE], 0);
 
@@ -59,7 +60,7 @@ static void test_hog_and_back(void)
 	fk_tick(&fk, 10 * MS);
 	v = fk_view(&fk, 100);
 	CHECK(v.running);
-	CHECK_EQ(a->boost_prio, ENFORCE_BOOST_PRIO_MIN);
+	CHECK_EQ(a->boost_prio, BOOST_RUN);
 	CHECK(a->pinned);
 	fk_done(&fk);
 }
@@ -120,7 +121,7 @@ static void test_sleeper_beside_hogs(void)
 		fk_set_state(&fk, 200, 'R', 300);
 		fk_tick(&fk, 2 * MS);
 		CHECK(fk_view(&fk, 200).running);
-		CHECK_EQ(s->boost_prio, ENFORCE_BOOST_PRIO_MIN);
+		CHECK_EQ(s->boost_prio, BOOST_RUN);
 		fk_set_state(&fk, 200, 'S', 0);
 		fk_tick(&fk, 2 * MS);
 		CHECK(!fk_view(&fk, 200).hog);

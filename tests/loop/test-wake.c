@@ -3,11 +3,9 @@
  * ones that ran last first. */
 #include "check.h"
 #include "fake_kernel.h"
+#include "loop-internal.h" /* its constants */
 
 #define MS 1000000ULL
-#define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
-#define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
-#define WAKE_BOOST_MAX 4
 
 static struct fake_kernel fk;
 
