@@ -360,7 +360,7 @@ static void gate_idleprio(struct loop *l, struct managed_task *m)
 		}
 		return;
 	}
-	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
+	if (now < m->cont_until_ns || tt->state == 'D' || l->any_d_state || !cpus_all_busy(l, m))
 		return;
 	l->counters.calls_signal++;
 	if (l->lv.ops->stop(l->lv.ctx, &m->target) == 0) {
