@@ -14,7 +14,8 @@
 static struct fake_kernel fk;
 
 /* Two normal hogs (100, 101), an IDLEPRIO process 300 with a second
- * thread 301, and an idle normal task 200; all runnable but 200. */
+ * thread 301, and idle normal tasks 200 and 400; all runnable but
+ * those two. */
 static struct fk_task *start(unsigned stop_max_ms)
 {
 	struct fk_task *p;
@@ -25,6 +26,7 @@ static struct fk_task *start(unsigned stop_max_ms)
 	fk_add(&fk, 100, 100, 1, "hog1");
 	fk_add(&fk, 101, 101, 1, "hog2");
 	fk_add(&fk, 200, 200, 1, "other");
+	fk_add(&fk, 400, 400, 1, "other");
 	p = fk_add(&fk, 300, 300, 1, "batchjob");
 	fk_add(&fk, 301, 300, 1, "batchjob");
 	fk_start(&fk, 1 * S);
@@ -115,6 +117,13 @@ static void test_cont_on_d_state(void)
 	CHECK_EQ(fk.calls[FK_STOP], 0);
 	fk_set_state(&fk, 200, 'S', 0);
 	CHECK(until_stopped(p, true, 100 * MS) < 100 * MS);
+
+	/* D in other IDLEPRIO work is no reason: it waits behind the gate
+	 * itself. */
+	CHECK(until_stopped(p, true, 2 * S) < 2 * S);
+	CHECK_EQ(loop_set_class(fk.loop, 400, 0, SCHED_CLASS_IDLEPRIO, false, 0, (char[64]){ 0 }, 64), 0);
+	fk_set_state(&fk, 400, 'D', 0);
+	CHECK_EQ(until_stopped(p, false, 200 * MS), UINT64_MAX);
 
 	/* Its own D: held back from a stop. */
 	CHECK(until_stopped(p, false, 2 * S) < 2 * S); /* the bound */
