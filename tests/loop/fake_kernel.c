@@ -247,9 +247,12 @@ static int lv_pin(void *ctx, const struct enforce_target *target, const cpu_set_
 	t = lever_enter(ctx, FK_PIN, target->tid, &r);
 	if (!t)
 		return r;
+	t->asked = *cpus;
 	CPU_AND(&both, cpus, &t->owner);
-	if (CPU_COUNT(&both) == 0)
+	if (CPU_COUNT(&both) == 0) {
+		t->pin_einval++;
 		return -EINVAL;
+	}
 	record(t);
 	t->pinned = true;
 	t->pin = both;

@@ -44,6 +44,8 @@ struct fk_task {
 	int boost_prio;		/* 0: not boosted */
 	bool pinned;
 	cpu_set_t pin;		/* when pinned: the mask it was given */
+	cpu_set_t asked;	/* the mask the last pin asked for */
+	unsigned pin_einval;	/* pins that met none of the owner's mask */
 	bool idle;		/* SCHED_IDLE by the loop */
 	uint64_t slice_ns;	/* 0: none asked */
 	bool stopped;
