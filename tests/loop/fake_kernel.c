@@ -361,12 +361,10 @@ static int lv_undo_inherited(void *ctx, const struct enforce_target *child,
 		return r;
 	t->undone = true;
 	t->undo = *what;
+	/* The mask is the kernel's; policy and nice are left as the tracker
+	 * read them, before this call: the loop corrects its copy. */
 	if (what->affinity)
 		t->owner = parent_orig->affinity;
-	if (what->idle_policy)
-		t->tt.policy = parent_orig->policy;
-	if (what->our_nice != NICE_UNSET)
-		t->tt.nice = what->owner_nice;
 	return 0;
 }
 
