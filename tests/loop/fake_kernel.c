@@ -88,6 +88,13 @@ static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget)
 				t->tt.last_cpu = fk_pinned_cpu(t);
 		}
 		t->tt.refreshed_ns = now;
+		/* The tracker's active list: runnable or using CPU within
+		 * TRACKER_IDLE_AFTER_NS. (The tracker notices an idle task
+		 * again only at its next probe; the fake at once.) */
+		if (t->tt.state == 'R' || t->tt.cpu_ns != t->refreshed_cpu_ns)
+			t->tt.active_ns = now;
+		t->refreshed_cpu_ns = t->tt.cpu_ns;
+		t->tt.active = t->keep_active || now <= t->tt.active_ns + TRACKER_IDLE_AFTER_NS;
 	}
 }
 
@@ -431,6 +438,11 @@ void fk_start(struct fake_kernel *fk, uint64_t now)
 
 void fk_done(struct fake_kernel *fk)
 {
+	if (fk->boosted_idle) {
+		fprintf(stderr, "fake kernel: %u ticks left a boosted task off the active list\n",
+			fk->boosted_idle);
+		exit(1);
+	}
 	if (fk->loop) {
 		loop_restore_all(fk->loop);
 		fk->loop = loop_free(fk->loop);
@@ -458,6 +470,7 @@ struct fk_task *fk_add(struct fake_kernel *fk, pid_t tid, pid_t tgid, pid_t ppid
 		t->want_state = 'S';
 		t->tt.policy = SCHED_OTHER;
 		t->tt.active = true;
+		t->tt.active_ns = fk->now;
 		t->tt.refreshed_ns = fk->now;
 		t->exe = "/usr/bin/fake";
 		CPU_ZERO(&t->owner);
@@ -487,8 +500,19 @@ void fk_set_state(struct fake_kernel *fk, pid_t tid, char state, unsigned burn_p
 
 uint64_t fk_tick(struct fake_kernel *fk, uint64_t dt)
 {
+	uint64_t next;
+
 	fk->now += dt;
-	return loop_tick(fk->loop, fk->now);
+	next = loop_tick(fk->loop, fk->now);
+	/* No tick visits a task off the active list: a boost left there
+	 * would stay until a sweep finds it running. */
+	for (int i = 0; i < FK_MAX_TASKS; i++)
+		if (fk->tasks[i].used && fk->tasks[i].boost_prio && !fk->tasks[i].tt.active) {
+			if (!fk->boosted_idle++)
+				fprintf(stderr, "fake kernel: %d boosted at %d off the active list\n",
+					(int)fk->tasks[i].tt.tid, fk->tasks[i].boost_prio);
+		}
+	return next;
 }
 
 unsigned fk_run(struct fake_kernel *fk, uint64_t span)

@@ -39,6 +39,8 @@ struct fk_task {
 	char want_state;
 	unsigned burn_permille;
 	const char *exe;
+	bool keep_active;	/* never moved to the idle list */
+	uint64_t refreshed_cpu_ns;
 	cpu_set_t owner;	/* the owner's affinity (owner_affinity, pin) */
 	/* What the levers made of it. */
 	int boost_prio;		/* 0: not boosted */
@@ -67,6 +69,9 @@ struct fake_kernel {
 	uint64_t last_refresh_ns;
 	unsigned calls[FK_NR_LEVERS];
 	bool slice_supported;
+	/* Ticks after which a boosted task was off the active list (fk_done
+	 * fails on any). */
+	unsigned boosted_idle;
 	/* Called at the start of every refresh: the test's script. */
 	fk_step_func_t step;
 	void *step_data;
@@ -86,7 +91,8 @@ void fk_start(struct fake_kernel *fk, uint64_t now);
 void fk_done(struct fake_kernel *fk);
 
 /* A task: tgid == tid for a main thread. State S, nice 0, SCHED_OTHER,
- * last CPU 0, active, owner mask every CPU. */
+ * last CPU 0, active (until it has been neither runnable nor on a CPU
+ * for TRACKER_IDLE_AFTER_NS, as in the tracker), owner mask every CPU. */
 struct fk_task *fk_add(struct fake_kernel *fk, pid_t tid, pid_t tgid, pid_t ppid, const char *comm);
 struct fk_task *fk_get(struct fake_kernel *fk, pid_t tid);
 /* Takes it out of the table (call loop_task_exit() first). */

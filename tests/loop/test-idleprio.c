@@ -56,6 +56,15 @@ static uint64_t until_stopped(struct fk_task *p, bool want, uint64_t span)
 	return UINT64_MAX;
 }
 
+/* A sleeper wakes, runs a moment and blocks in D, between two ticks.
+ * (One that blocks without running first stays on the tracker's idle
+ * list, where no tick reads its state.) */
+static void wake_then_block(pid_t tid)
+{
+	fk_get(&fk, tid)->tt.cpu_ns += 100000;
+	fk_set_state(&fk, tid, 'D', 0);
+}
+
 static void test_stop_and_cont_on_free_cpu(void)
 {
 	struct fk_task *p = start(1000);
@@ -110,7 +119,7 @@ static void test_cont_on_d_state(void)
 	struct fk_task *p = start(1000);
 
 	CHECK(until_stopped(p, true, 100 * MS) < 100 * MS);
-	fk_set_state(&fk, 200, 'D', 0);
+	wake_then_block(200);
 	CHECK(until_stopped(p, false, 100 * MS) <= TICK_GATE_NS);
 	fk_reset_calls(&fk);
 	CHECK_EQ(until_stopped(p, true, 300 * MS), UINT64_MAX);
@@ -122,7 +131,7 @@ static void test_cont_on_d_state(void)
 	 * itself. */
 	CHECK(until_stopped(p, true, 2 * S) < 2 * S);
 	CHECK_EQ(loop_set_class(fk.loop, 400, 0, SCHED_CLASS_IDLEPRIO, false, 0, (char[64]){ 0 }, 64), 0);
-	fk_set_state(&fk, 400, 'D', 0);
+	wake_then_block(400);
 	CHECK_EQ(until_stopped(p, false, 200 * MS), UINT64_MAX);
 
 	/* Its own D: held back from a stop. */

@@ -6,6 +6,7 @@
 #include "loop-internal.h" /* its constants */
 
 #define MS 1000000ULL
+#define S (1000 * MS)
 
 static struct fake_kernel fk;
 
@@ -70,9 +71,15 @@ static void test_cap_one_cpu(void)
 	CHECK_EQ(fk_get(&fk, s[0])->boost_prio, BOOST_WAKE);
 	CHECK_EQ(fk_get(&fk, s[2])->boost_prio, 0);
 
-	/* Recent sleepers only: a second later none is worth a boost. */
-	fk_run(&fk, 1100 * MS);
+	/* Recent sleepers only: RECENT_SLEEPER_NS later none is worth a
+	 * boost, and the boost is gone before the tracker moves them to its
+	 * idle list (fk_done() checks that no boosted task ever got there). */
+	fk_run(&fk, RECENT_SLEEPER_NS - 50 * MS);
+	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
+	fk_run(&fk, 100 * MS);
 	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), 0);
+	fk_run(&fk, 2 * S);
+	CHECK(!fk_get(&fk, s[5])->tt.active);
 	fk_done(&fk);
 }
 
