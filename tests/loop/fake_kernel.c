@@ -570,6 +570,7 @@ struct fk_view fk_view(struct fake_kernel *fk, pid_t tid)
 			v.cpu = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(c, "cpu"));
 			v.hog = cJSON_IsTrue(cJSON_GetObjectItem(o, "hog"));
 			v.running = cJSON_IsTrue(cJSON_GetObjectItem(o, "running"));
+			v.boosted = cJSON_IsTrue(cJSON_GetObjectItem(o, "boosted"));
 			v.queued = !v.running && !v.hog;
 		}
 	}

@@ -122,6 +122,7 @@ struct fk_view {
 	bool running;	/* the core's pick on cpu */
 	bool queued;
 	bool hog;
+	bool boosted;	/* what the loop believes */
 	int cpu;	/* OS CPU of the queue it is listed under */
 };
 struct fk_view fk_view(struct fake_kernel *fk, pid_t tid);
