@@ -106,7 +106,7 @@ static void test_machine_one_task_never_trips(void)
 	struct trace tr;
 
 	start_iso("pu:2", ISO_READING_MACHINE, 70, 1, false);
-	watch(20 * S, 1, &tr);
+	watch(12 * S, 1, &tr);
 	print_trace("machine, iso_cpu 70, 1 ISO task, 2 CPUs:", &tr);
 	CHECK_EQ(tr.tripped_ns, 0);
 	CHECK_EQ(fk_get(&fk, 100)->boost_prio, BOOST_RUN);
