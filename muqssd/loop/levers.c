@@ -32,12 +32,22 @@ void managed_boost(struct loop *l, struct managed_task *m, int prio)
 	m->boost_prio = (uint8_t)prio;
 }
 
+/* The undoing levers (unboost, unpin, cont) forget what they undo only
+ * when it is undone, or the task gone: a refused one is tried again at
+ * the next call, instead of leaving a task SCHED_FIFO, pinned or stopped
+ * behind the loop's back. */
 void managed_unboost(struct loop *l, struct managed_task *m)
 {
+	int r;
+
 	if (!m->boost_prio)
 		return;
 	l->counters.calls_unboost++;
-	(void)l->lv.ops->unboost(l->lv.ctx, target_of(m));
+	r = l->lv.ops->unboost(l->lv.ctx, target_of(m));
+	if (r < 0 && r != -ESRCH) {
+		lever_failed(m, "unboost", r);
+		return;
+	}
 	m->boost_prio = 0;
 }
 
@@ -85,20 +95,32 @@ int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 
 void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now)
 {
+	int r;
+
 	if (m->pinned_cpu < 0)
 		return;
 	l->counters.calls_unpin++;
-	(void)l->lv.ops->unpin(l->lv.ctx, target_of(m));
+	r = l->lv.ops->unpin(l->lv.ctx, target_of(m));
+	if (r < 0 && r != -ESRCH) {
+		lever_failed(m, "unpin", r);
+		return;
+	}
 	m->pinned_cpu = -1;
 	m->unpinned_ns = now;
 }
 
 void managed_cont(struct loop *l, struct managed_task *m)
 {
+	int r;
+
 	if (!m->stopped)
 		return;
 	l->counters.calls_signal++;
-	(void)l->lv.ops->cont(l->lv.ctx, target_of(m));
+	r = l->lv.ops->cont(l->lv.ctx, target_of(m));
+	if (r < 0 && r != -ESRCH) {
+		lever_failed(m, "resume", r);
+		return;
+	}
 	m->stopped = false;
 }
 

@@ -23,8 +23,13 @@
 #define TICK_HOGS_NS (30ULL * 1000 * 1000)	/* while only the fair class has */
 #define TICK_IDLE_NS (50ULL * 1000 * 1000)	/* while nothing runs */
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
-/* How long ago a task must have run to be worth a wake-up boost. */
-#define RECENT_SLEEPER_NS (1000ULL * 1000 * 1000)
+/* How long ago a task must have run to be worth a wake-up boost. Well
+ * under TRACKER_IDLE_AFTER_NS: a sleeper that long quiet leaves the
+ * active list, no tick visits it after, and a wait boost it still held
+ * would stay until a sweep found it running. */
+#define RECENT_SLEEPER_NS (500ULL * 1000 * 1000)
+_Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
+	       "wait boosts must be dropped while the tick still visits the task");
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
 /* No pin this soon after an exec: launchers (taskset, numactl) set their
  * own mask right after theirs, and an owner's mask equal to our pin

@@ -100,6 +100,17 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted)
 		return;
+	/* What it does now is unknown (see tracked_task.stale): pinned or
+	 * boosted on stale facts it could hold a CPU, or wait behind one,
+	 * for as long. It gets neither until it reads again. */
+	if (tt->stale) {
+		if (m->st.running)
+			l->resched[m->st.cpu] = true;
+		if (m->st.queued || m->st.running)
+			sched_dequeue(l->core, &m->st);
+		managed_unboost(l, m);
+		return;
+	}
 	/* Its owner may renice it (nice, renice) or change its policy
 	 * (chrt, schedtool) under us. */
 	if (tt->nice != (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice)) {
@@ -207,7 +218,7 @@ bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now)
 	/* Only what each tick reads (the active list) may be in the core:
 	 * nothing else would ever be charged or demoted. */
 	if (!m->adopted || m->exempt || m->hog || m->st.queued || m->st.running ||
-	    m->tt->state != 'R' || !m->tt->active)
+	    m->tt->state != 'R' || !m->tt->active || m->tt->stale)
 		return false;
 	return sched_wake(l->core, &m->st, now, &preempt) >= 0;
 }
@@ -248,7 +259,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
 		return;
 	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
-	if (m->hog || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
+	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
 	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
 	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);
@@ -354,7 +365,7 @@ static void gate_idleprio(struct loop *l, struct managed_task *m)
 		}
 		return;
 	}
-	if (now < m->cont_until_ns || tt->state == 'D' || !cpus_all_busy(l, m))
+	if (now < m->cont_until_ns || tt->state == 'D' || l->any_d_state || !cpus_all_busy(l, m))
 		return;
 	l->counters.calls_signal++;
 	if (l->lv.ops->stop(l->lv.ctx, target_of(m)) == 0) {

@@ -44,6 +44,10 @@ struct tracked_task {
 	/* As of refreshed_ns. */
 	char state;		/* R, S, D, T, t, I... */
 	bool active;		/* on the active list (see tracker_refresh_active) */
+	/* The last refresh could not read the task's state (a read error
+	 * other than the task being gone): state, nice and policy are as
+	 * before, and the loop acts on it no more until a read succeeds. */
+	bool stale;
 	int nice;
 	int policy;		/* SCHED_* without SCHED_RESET_ON_FORK */
 	int rt_priority;

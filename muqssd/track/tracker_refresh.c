@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "group_clock.h"
@@ -136,10 +137,29 @@ static void apply_reads(struct tracked_task *task, const struct procfs_status *s
 	task->refreshed_ns = now;
 }
 
-static void warn_unparsable(const struct tracked_task *task)
+/* A state read's outcome: applied, the task gone (removed, -ESRCH), or
+ * unknown this time (an odd read error, an unparsable file): then it is
+ * stale and keeps what it had. ss NULL: the caller applies it. */
+static int apply_or_mark(struct tracker *t, struct tracked_task *task, int r,
+			 const struct procfs_status *st, const struct procfs_schedstat *ss,
+			 uint64_t now)
 {
-	log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
-		 "cannot parse /proc/%d/task/%d/status, ignoring", (int)task->tgid, (int)task->tid);
+	if (r == -ESRCH || (r == 0 && gone_state(task, st))) {
+		tracker_remove(t, task);
+		return -ESRCH;
+	}
+	if (r < 0) {
+		if (!task->stale)
+			log_task(LOG_LEVEL_WARNING, task->tid, task->comm, NULL, "track",
+				 "cannot read /proc/%d/task/%d/status: %s, ignoring",
+				 (int)task->tgid, (int)task->tid, strerror(-r));
+		task->stale = true;
+		return 0;
+	}
+	task->stale = false;
+	if (ss)
+		apply_reads(task, st, ss, now);
+	return 0;
 }
 
 /* Without open fds: status first, so a reused tid is caught before its
@@ -152,14 +172,15 @@ static int refresh_by_path(struct tracker *t, struct tracked_task *task, uint64_
 	int r;
 
 	r = procfs_task_status(task->tgid, task->tid, &st);
-	if (r == -EINVAL) {
-		warn_unparsable(task);
+	if (r < 0 && r != -ESRCH) {
+		(void)apply_or_mark(t, task, r, &st, NULL, now);
 		return 0;
 	}
 	if (r < 0 || gone_state(task, &st)) {
 		tracker_remove(t, task);
 		return -ESRCH;
 	}
+	task->stale = false;
 	if (procfs_task_schedstat(task->tgid, task->tid, &ss) < 0)
 		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
 	apply_reads(task, &st, &ss, now);
@@ -199,16 +220,7 @@ static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t n
 		return 0;
 	}
 	r = procfs_status_pread(task->status_fd, &st);
-	if (r == -EINVAL) {
-		warn_unparsable(task);
-		return 0;
-	}
-	if (r < 0 || gone_state(task, &st)) {
-		tracker_remove(t, task);
-		return -ESRCH;
-	}
-	apply_reads(task, &st, &ss, now);
-	return 0;
+	return apply_or_mark(t, task, r, &st, &ss, now);
 }
 
 int tracker_refresh(struct tracker *t, struct tracked_task *task)

@@ -1,0 +1,139 @@
+/* Hog detection: a task that runs a whole slice without sleeping leaves
+ * the core's queues (unboosted, unpinned, its nice translated for the
+ * fair class); once it sleeps it is interactive again. */
+#include "check.h"
+#include "fake_kernel.h"
+#include "loop-internal.h" /* its constants */
+
+#define MS 1000000ULL
+
+static struct fake_kernel fk;
+
+/* A nice 0 hog on 2 CPUs: boosted and pinned at first, a hog once it
+ * has used its 6 ms slice, pinned and boosted again after a sleep. */
+static void test_hog_and_back(void)
+{
+	struct fk_task *a;
+	struct fk_view v;
+
+	fk_init(&fk, "pu:2");
+	a = fk_add(&fk, 100, 100, 1, "hog");
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+
+	fk_tick(&fk, 1 * MS);
+	v = fk_view(&fk, 100);
+	CHECK(v.running);
+	CHECK(!v.hog);
+	CHECK_EQ(a->boost_prio, BOOST_RUN);
+	CHECK(a->pinned);
+	CHECK_EQ(a->calls[FK_NICE], 0);
+
+	/* 6 ms of CPU without a sleep: a hog. */
+	for (int i = 0; i < 4; i++)
+		fk_tick(&fk, 2 * MS);
+	v = fk_view(&fk, 100);
+	CHECK(v.hog);
+	CHECK(!v.running);
+	CHECK_EQ(a->boost_prio, 0);
+	CHECK(!a->pinned);
+	CHECK_EQ(a->calls[FK_NICE], 0); /* nice 0 keeps the kernel's weight */
+	CHECK_EQ(loop_counters(fk.loop)->boosts, 1);
+
+	/* It stays one while it keeps running, at no further cost. */
+	fk_reset_calls(&fk);
+	fk_run(&fk, 200 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK_EQ(a->boost_prio, 0);
+	CHECK_EQ(fk_calls_total(&fk), 0);
+
+	/* It sleeps: interactive again, and it waits boosted for nothing
+	 * (no one runs on its CPU). */
+	fk_set_state(&fk, 100, 'S', 0);
+	fk_tick(&fk, 10 * MS);
+	v = fk_view(&fk, 100);
+	CHECK(!v.found);
+	CHECK(!v.hog);
+
+	/* It wakes: queued, pinned, boosted. */
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_tick(&fk, 10 * MS);
+	v = fk_view(&fk, 100);
+	CHECK(v.running);
+	CHECK_EQ(a->boost_prio, BOOST_RUN);
+	CHECK(a->pinned);
+	fk_done(&fk);
+}
+
+/* A nice 5 hog runs at the kernel nice whose CFS weight gives MuQSS's
+ * share, and gets its own nice back when it sleeps. */
+static void test_hog_nice(void)
+{
+	struct fk_task *a;
+	int kn = loop_kernel_nice(5);
+
+	CHECK(kn != 5); /* else this test shows nothing */
+	fk_init(&fk, "pu:2");
+	a = fk_add(&fk, 100, 100, 1, "nicehog");
+	a->tt.nice = 5;
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK_EQ(a->tt.nice, kn);
+	CHECK_EQ(a->calls[FK_NICE], 1);
+
+	fk_set_state(&fk, 100, 'S', 0);
+	fk_tick(&fk, 10 * MS);
+	CHECK(!fk_view(&fk, 100).hog);
+	CHECK_EQ(a->tt.nice, 5);
+	CHECK_EQ(a->calls[FK_NICE], 2);
+
+	/* Its owner renices it while it is a hog: the loop follows. */
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	a->tt.nice = 10;
+	fk_tick(&fk, 10 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK_EQ(a->tt.nice, loop_kernel_nice(10));
+	fk_done(&fk);
+}
+
+/* Two hogs and a short sleeper on one CPU: the sleeper's wake-ups are
+ * queued and boosted ahead of them; the hogs never are. */
+static void test_sleeper_beside_hogs(void)
+{
+	struct fk_task *h1, *h2, *s;
+
+	fk_init(&fk, "pu:1");
+	h1 = fk_add(&fk, 100, 100, 1, "hog1");
+	h2 = fk_add(&fk, 101, 101, 1, "hog2");
+	s = fk_add(&fk, 200, 200, 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 500);
+	fk_set_state(&fk, 101, 'R', 500);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK(fk_view(&fk, 101).hog);
+
+	for (int i = 0; i < 10; i++) {
+		fk_set_state(&fk, 200, 'R', 300);
+		fk_tick(&fk, 2 * MS);
+		CHECK(fk_view(&fk, 200).running);
+		CHECK_EQ(s->boost_prio, BOOST_RUN);
+		fk_set_state(&fk, 200, 'S', 0);
+		fk_tick(&fk, 2 * MS);
+		CHECK(!fk_view(&fk, 200).hog);
+		CHECK_EQ(h1->boost_prio + h2->boost_prio, 0);
+	}
+	fk_done(&fk);
+}
+
+int main(void)
+{
+	test_hog_and_back();
+	test_hog_nice();
+	test_sleeper_beside_hogs();
+	return CHECK_EXIT();
+}

@@ -1,0 +1,170 @@
+/* Wake boosts: recently active sleepers whose key beats what their CPU
+ * runs wait boosted at BOOST_WAKE, at most WAKE_BOOST_MAX per CPU, the
+ * ones that ran last first. */
+#include "check.h"
+#include "fake_kernel.h"
+#include "loop-internal.h" /* its constants */
+
+#define MS 1000000ULL
+#define S (1000 * MS)
+
+static struct fake_kernel fk;
+
+static void only_cpu(struct fk_task *t, int cpu)
+{
+	CPU_ZERO(&t->owner);
+	CPU_SET(cpu, &t->owner);
+}
+
+/* Each sleeper runs a moment in turn, then sleeps: the ones that ran
+ * last are the likeliest to wake next. */
+static void run_each_once(const pid_t *tids, int n)
+{
+	for (int i = 0; i < n; i++) {
+		fk_set_state(&fk, tids[i], 'R', 100);
+		fk_tick(&fk, 2 * MS);
+		fk_set_state(&fk, tids[i], 'S', 0);
+		fk_tick(&fk, 2 * MS);
+	}
+}
+
+static unsigned boosted_at(const pid_t *tids, int n, int prio)
+{
+	unsigned k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += fk_get(&fk, tids[i])->boost_prio == prio;
+	return k;
+}
+
+/* One CPU held by a hog (outside the core, so any wake-up beats it):
+ * six sleepers, four wait boosted, the four that ran last. */
+static void test_cap_one_cpu(void)
+{
+	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
+
+	fk_init(&fk, "pu:1");
+	fk_add(&fk, 100, 100, 1, "hog");
+	for (int i = 0; i < 6; i++)
+		fk_add(&fk, s[i], s[i], 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+
+	run_each_once(s, 6);
+	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
+	CHECK_EQ(boosted_at(s, 6, BOOST_RUN), 0);
+	for (int i = 0; i < 6; i++) {
+		struct fk_task *t = fk_get(&fk, s[i]);
+
+		CHECK_EQ(t->boost_prio, i < 2 ? 0 : BOOST_WAKE);
+		if (t->boost_prio)
+			CHECK_EQ(fk_pinned_cpu(t), 0); /* waits where it will wake */
+	}
+	/* The hog is never boosted for them. */
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, 0);
+
+	/* The first one runs again: now it is among the last four. */
+	run_each_once(s, 1);
+	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
+	CHECK_EQ(fk_get(&fk, s[0])->boost_prio, BOOST_WAKE);
+	CHECK_EQ(fk_get(&fk, s[2])->boost_prio, 0);
+
+	/* Recent sleepers only: RECENT_SLEEPER_NS later none is worth a
+	 * boost, and the boost is gone before the tracker moves them to its
+	 * idle list (fk_done() checks that no boosted task ever got there). */
+	fk_run(&fk, RECENT_SLEEPER_NS - 50 * MS);
+	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
+	fk_run(&fk, 100 * MS);
+	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), 0);
+	fk_run(&fk, 2 * S);
+	CHECK(!fk_get(&fk, s[5])->tt.active);
+	fk_done(&fk);
+}
+
+/* The cap is per CPU: five sleepers on each of two CPUs (their owners
+ * say so), a hog on each; four wait boosted on each. */
+static void test_cap_per_cpu(void)
+{
+	pid_t s[10];
+
+	fk_init(&fk, "pu:2");
+	for (int cpu = 0; cpu < 2; cpu++) {
+		struct fk_task *h = fk_add(&fk, 100 + cpu, 100 + cpu, 1, "hog");
+
+		only_cpu(h, cpu);
+		h->tt.last_cpu = cpu;
+	}
+	for (int i = 0; i < 10; i++) {
+		s[i] = 200 + i;
+		only_cpu(fk_add(&fk, s[i], s[i], 1, "sleeper"), i / 5);
+	}
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_set_state(&fk, 101, 'R', 1000);
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK(fk_view(&fk, 101).hog);
+
+	run_each_once(s, 10);
+	CHECK_EQ(boosted_at(s, 5, BOOST_WAKE), WAKE_BOOST_MAX);
+	CHECK_EQ(boosted_at(s + 5, 5, BOOST_WAKE), WAKE_BOOST_MAX);
+	for (int i = 0; i < 10; i++) {
+		struct fk_task *t = fk_get(&fk, s[i]);
+
+		if (t->boost_prio)
+			CHECK_EQ(fk_pinned_cpu(t), i / 5);
+	}
+	fk_done(&fk);
+}
+
+/* Nothing to preempt: no hog, nothing running. A sleeper waits
+ * unboosted, and costs no system call while it sleeps. */
+static void test_no_boost_when_idle(void)
+{
+	pid_t s[2] = { 200, 201 };
+
+	fk_init(&fk, "pu:2");
+	fk_add(&fk, 200, 200, 1, "sleeper");
+	fk_add(&fk, 201, 201, 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	run_each_once(s, 2);
+	CHECK_EQ(boosted_at(s, 2, BOOST_WAKE), 0);
+	fk_reset_calls(&fk);
+	fk_run(&fk, 500 * MS);
+	CHECK_EQ(fk_calls_total(&fk), 0);
+	fk_done(&fk);
+}
+
+/* A sleeper that wakes from its wait boost runs at BOOST_RUN, on the
+ * CPU it waited on, ahead of the hog. */
+static void test_wake_runs(void)
+{
+	pid_t s[1] = { 200 };
+	struct fk_task *t;
+
+	fk_init(&fk, "pu:1");
+	fk_add(&fk, 100, 100, 1, "hog");
+	t = fk_add(&fk, 200, 200, 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 50 * MS);
+	run_each_once(s, 1);
+	CHECK_EQ(t->boost_prio, BOOST_WAKE);
+	fk_set_state(&fk, 200, 'R', 200);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 200).running);
+	CHECK_EQ(t->boost_prio, BOOST_RUN);
+	CHECK_EQ(fk_pinned_cpu(t), 0);
+	fk_done(&fk);
+}
+
+int main(void)
+{
+	test_cap_one_cpu();
+	test_cap_per_cpu();
+	test_no_boost_when_idle();
+	test_wake_runs();
+	return CHECK_EXIT();
+}
