@@ -74,9 +74,10 @@ int ctl_connect(struct ctl *ctl)
 int ctl_fail(struct ctl *ctl, int r, const char *what)
 {
 	const char *msg = ctl->client ? muqss_error_message(ctl->client) : "";
+	char text[1024];
 
-	if (msg[0])
-		fprintf(stderr, "muqssctl: %s\n", msg);
+	if (msg && msg[0])
+		fprintf(stderr, "muqssctl: %s\n", print_text(text, sizeof(text), msg));
 	else
 		fprintf(stderr, "muqssctl: %s: %s\n", what, strerror(-r));
 	switch (-r) {
@@ -105,10 +106,12 @@ cJSON *ctl_parse(const char *text)
 
 void ctl_print_json(const char *text)
 {
-	cJSON *o = cJSON_Parse(text);
+	cJSON *o = ctl_parse(text);
 	char *pretty = o ? cJSON_Print(o) : NULL;
 
-	puts(pretty ? pretty : text);
+	/* Printed by cJSON, never as received: strings come out escaped. */
+	if (pretty)
+		puts(pretty);
 	cJSON_free(pretty);
 	cJSON_Delete(o);
 }

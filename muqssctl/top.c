@@ -138,7 +138,7 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	const cJSON *cpu, *e, *tun = cJSON_GetObjectItem(status, "tunables");
-	char dl[32], slice[32];
+	char dl[32], slice[32], t0[256], t1[256];
 	int rows;
 
 	if (tty) {
@@ -147,7 +147,7 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 	}
 	rows = ws.ws_row > 6 ? ws.ws_row - 5 : 1;
 	printf("muqssd %s  rr_interval %.0f ms  iso_cpu %.0f%%  interactive %.0f   (q quits)\n",
-	       cJSON_GetStringValue(cJSON_GetObjectItem(status, "version")),
+	       print_text(t0, sizeof(t0), cJSON_GetStringValue(cJSON_GetObjectItem(status, "version"))),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "rr_interval")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "iso_cpu")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "interactive")));
@@ -166,10 +166,10 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(cpu, "queue")) {
 			if (rows-- <= 0)
 				break;
-			printf("%4d %7.0f %-16.16s %-8s %4.0f %10s %10s\n", c,
+			printf("%4d %7.0f %-16s %-8s %4.0f %10s %10s\n", c,
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid")),
-			       cJSON_GetStringValue(cJSON_GetObjectItem(e, "comm")),
-			       cJSON_GetStringValue(cJSON_GetObjectItem(e, "class")),
+			       print_text(t0, sizeof(t0), cJSON_GetStringValue(cJSON_GetObjectItem(e, "comm"))),
+			       print_text(t1, sizeof(t1), cJSON_GetStringValue(cJSON_GetObjectItem(e, "class"))),
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "nice")),
 			       format_ns(dl, sizeof(dl),
 					 cJSON_GetNumberValue(cJSON_GetObjectItem(e, "deadline_rel_ns"))),
