@@ -79,8 +79,8 @@ static void test_malformed(void)
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=6\nnice=0\naffinity=0\nchanged=1\n",
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\npriority=1\nnice=0\naffinity=0\nchanged=1\n",
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\nboot_id=x\n",
-		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n"
-		"boot_id=0f4c7c3e-5d0b-4b8a-9d6e-2a1b3c4d5e6f0\n",
+		("version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n"
+		 "boot_id=0f4c7c3e-5d0b-4b8a-9d6e-2a1b3c4d5e6f0\n"),
 	};
 	const char *good = "version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\n"
 			   "affinity=0\nchanged=1\nfuture_key=7\n";
