@@ -32,7 +32,7 @@
 #define HOSTILE_NAME "a\"\n\x1b[31mX\xff\xfeZ"
 #define HOSTILE_THREAD "t\xc2\x9b" "2J\x1b]0;x\x07"
 
-static volatile int spin;
+static volatile unsigned spin;
 
 static void *thread_main(void *arg)
 {
