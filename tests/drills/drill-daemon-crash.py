@@ -231,8 +231,11 @@ def write_record(state_dir, tid, start):
     tasks = os.path.join(state_dir, "tasks")
     os.makedirs(tasks, mode=0o755, exist_ok=True)
     cpus = f"0-{NCPU - 1}" if NCPU > 1 else "0"
+    with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+        boot_id = f.read().decode().strip()
     text = (f"version=1\ntid={tid}\ntgid={tid}\nstart={start}\npolicy=0\npriority=0\nnice=0\n"
-            f"reset_on_fork=0\nslice_ns=0\naffinity={cpus}\nchanged=3\nstopped=0\nboosted=0\n")
+            f"reset_on_fork=0\nslice_ns=0\naffinity={cpus}\nchanged=3\nstopped=0\nboosted=0\n"
+            f"boot_id={boot_id}\n")
     fd = os.open(os.path.join(tasks, str(tid)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, text.encode())
     os.close(fd)
