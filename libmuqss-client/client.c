@@ -149,9 +149,10 @@ static int handle_frame(struct muqss_client *c, const struct muqss_header *h, co
 	switch (h->type) {
 	case MUQSS_MSG_ERROR: {
 		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(o, "message"));
-		int e = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(o, "errno"));
+		double e = cJSON_GetNumberValue(cJSON_GetObjectItem(o, "errno"));
 		snprintf(c->error, sizeof(c->error), "%s", msg ? msg : "unknown error");
-		complete(c, e > 0 ? -e : -EIO, NULL);
+		/* Range first: a missing errno is NaN, 1e300 no int at all. */
+		complete(c, e >= 1 && e < 4096 ? -(int)e : -EIO, NULL);
 		break;
 	}
 	case MUQSS_MSG_HELLO:

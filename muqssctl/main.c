@@ -71,48 +71,6 @@ int ctl_connect(struct ctl *ctl)
 	return 0;
 }
 
-int ctl_fail(struct ctl *ctl, int r, const char *what)
-{
-	const char *msg = ctl->client ? muqss_error_message(ctl->client) : "";
-
-	if (msg[0])
-		fprintf(stderr, "muqssctl: %s\n", msg);
-	else
-		fprintf(stderr, "muqssctl: %s: %s\n", what, strerror(-r));
-	switch (-r) {
-	case EPERM:
-	case EACCES:
-		return EXIT_DENIED;
-	case ESRCH:
-		return EXIT_NO_PROCESS;
-	case EINVAL:
-	case ERANGE:
-	case ENOENT:
-		return EXIT_BAD_VALUE;
-	default:
-		return EXIT_FAIL;
-	}
-}
-
-cJSON *ctl_parse(const char *text)
-{
-	cJSON *o = cJSON_Parse(text);
-
-	if (!o)
-		fprintf(stderr, "muqssctl: muqssd sent malformed JSON\n");
-	return o;
-}
-
-void ctl_print_json(const char *text)
-{
-	cJSON *o = cJSON_Parse(text);
-	char *pretty = o ? cJSON_Print(o) : NULL;
-
-	puts(pretty ? pretty : text);
-	cJSON_free(pretty);
-	cJSON_Delete(o);
-}
-
 static const struct {
 	const char *name;
 	int (*run)(struct ctl *ctl, int argc, char **argv);

@@ -48,3 +48,5 @@ void print_status(const cJSON *status);
 void print_queues(const cJSON *doc);
 void print_tasks(const cJSON *doc);
 const char *format_ns(char *buf, size_t len, double ns);
+/* s (NULL: "-") with control characters and invalid bytes escaped. */
+const char *print_text(char *buf, size_t size, const char *s);

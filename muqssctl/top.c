@@ -3,6 +3,7 @@
 #include "muqssctl.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -69,6 +70,15 @@ static int term_raw(void)
 	return 0;
 }
 
+/* A number from the daemon as an int; 0 for what is not one or does not
+ * fit (a cast of 1e300 or NaN is undefined). */
+static int int_of(const cJSON *o, const char *key)
+{
+	double v = cJSON_GetNumberValue(cJSON_GetObjectItem(o, key));
+
+	return v >= INT_MIN && v <= INT_MAX ? (int)v : 0;
+}
+
 static int class_from(const char *name)
 {
 	for (int i = 0; name && i < CLS_MAX; i++)
@@ -105,7 +115,7 @@ static void top_account(struct top *t, const cJSON *queues, const cJSON *tasks, 
 		return;
 	cJSON_ArrayForEach(e, tl) {
 		struct sample *p;
-		cur[n].tid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid"));
+		cur[n].tid = int_of(e, "tid");
 		cur[n].cpu_ns = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "cpu_ns"));
 		p = find(t->prev, t->n_prev, cur[n].tid);
 		cur[n].class = p ? p->class : CLS_NORMAL;
@@ -114,8 +124,7 @@ static void top_account(struct top *t, const cJSON *queues, const cJSON *tasks, 
 	qsort(cur, n, sizeof(*cur), cmp_sample);
 	cJSON_ArrayForEach(cpu, cJSON_GetObjectItem(queues, "cpus"))
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(cpu, "queue")) {
-			struct sample *s = find(cur, n, (int)cJSON_GetNumberValue(
-							     cJSON_GetObjectItem(e, "tid")));
+			struct sample *s = find(cur, n, int_of(e, "tid"));
 			if (s)
 				s->class = class_from(
 					cJSON_GetStringValue(cJSON_GetObjectItem(e, "class")));
@@ -138,7 +147,7 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	const cJSON *cpu, *e, *tun = cJSON_GetObjectItem(status, "tunables");
-	char dl[32], slice[32];
+	char dl[32], slice[32], t0[256], t1[256];
 	int rows;
 
 	if (tty) {
@@ -147,7 +156,7 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 	}
 	rows = ws.ws_row > 6 ? ws.ws_row - 5 : 1;
 	printf("muqssd %s  rr_interval %.0f ms  iso_cpu %.0f%%  interactive %.0f   (q quits)\n",
-	       cJSON_GetStringValue(cJSON_GetObjectItem(status, "version")),
+	       print_text(t0, sizeof(t0), cJSON_GetStringValue(cJSON_GetObjectItem(status, "version"))),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "rr_interval")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "iso_cpu")),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "interactive")));
@@ -160,16 +169,16 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 	printf("\n\n%4s %7s %-16s %-8s %4s %10s %10s\n", "CPU", "TID", "COMM", "CLASS", "NICE",
 	       "DEADLINE", "SLICE");
 	cJSON_ArrayForEach(cpu, cJSON_GetObjectItem(queues, "cpus")) {
-		int c = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(cpu, "cpu"));
+		int c = int_of(cpu, "cpu");
 		if (cJSON_GetArraySize(cJSON_GetObjectItem(cpu, "queue")) == 0 && rows-- > 0)
 			printf("%4d %7s\n", c, "-");
 		cJSON_ArrayForEach(e, cJSON_GetObjectItem(cpu, "queue")) {
 			if (rows-- <= 0)
 				break;
-			printf("%4d %7.0f %-16.16s %-8s %4.0f %10s %10s\n", c,
+			printf("%4d %7.0f %-16s %-8s %4.0f %10s %10s\n", c,
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid")),
-			       cJSON_GetStringValue(cJSON_GetObjectItem(e, "comm")),
-			       cJSON_GetStringValue(cJSON_GetObjectItem(e, "class")),
+			       print_text(t0, sizeof(t0), cJSON_GetStringValue(cJSON_GetObjectItem(e, "comm"))),
+			       print_text(t1, sizeof(t1), cJSON_GetStringValue(cJSON_GetObjectItem(e, "class"))),
 			       cJSON_GetNumberValue(cJSON_GetObjectItem(e, "nice")),
 			       format_ns(dl, sizeof(dl),
 					 cJSON_GetNumberValue(cJSON_GetObjectItem(e, "deadline_rel_ns"))),

@@ -81,10 +81,17 @@ int verb_get(struct ctl *ctl, int argc, char **argv)
 		r = muqss_get_tunable(ctl->client, argv[optind], &text);
 		if (r < 0)
 			return ctl_fail(ctl, r, "get");
-		if (ctl->json)
-			printf("{\"%s\": \"%s\"}\n", argv[optind], text);
-		else
-			puts(text);
+		if (ctl->json) {
+			cJSON *o = cJSON_CreateObject();
+			char *s = o && cJSON_AddStringToObject(o, argv[optind], text) ?
+					  cJSON_PrintUnformatted(o) : NULL;
+			puts(s ? s : "{}");
+			cJSON_free(s);
+			cJSON_Delete(o);
+		} else {
+			char buf[1024];
+			puts(print_text(buf, sizeof(buf), text));
+		}
 		free(text);
 		return EXIT_OK;
 	}
@@ -102,10 +109,12 @@ int verb_get(struct ctl *ctl, int argc, char **argv)
 		cJSON_free(s);
 	} else {
 		cJSON_ArrayForEach(v, tun) {
+			char k[256], t[256];
+			print_text(k, sizeof(k), v->string);
 			if (cJSON_IsNumber(v))
-				printf("%-12s %.0f\n", v->string, v->valuedouble);
+				printf("%-12s %.0f\n", k, v->valuedouble);
 			else if (cJSON_IsString(v))
-				printf("%-12s %s\n", v->string, v->valuestring);
+				printf("%-12s %s\n", k, print_text(t, sizeof(t), v->valuestring));
 		}
 	}
 	cJSON_Delete(status);

@@ -20,7 +20,7 @@ def subtree(pid):
         p = todo.pop()
         out.append(p)
         try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
+            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
                 todo += [int(c) for c in f.read().split()]
         except OSError:
             pass
@@ -69,8 +69,8 @@ def iso_share(b, d, ncpu, step=0.5):
                     if c is not None:
                         seen[p] = max(c, seen.get(p, 0))
                     try:
-                        with open(f"/proc/{p}/stat") as f:
-                            stopped += f.read().rsplit(")", 1)[1].split()[0] in "tT"
+                        with open(f"/proc/{p}/stat", "rb") as f:
+                            stopped += f.read().rsplit(b")", 1)[1].split()[0] in (b"t", b"T")
                     except (OSError, IndexError):
                         pass
             got["_stopped"] = stopped

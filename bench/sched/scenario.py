@@ -17,8 +17,8 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 def proc_cpu_s(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
     except (OSError, IndexError, ValueError):
         return None
@@ -54,7 +54,7 @@ class Daemon:
         # timeout(1) is the child; muqssd is its only child.
         for _ in range(100):
             try:
-                with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+                with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children", "rb") as f:
                     kids = f.read().split()
                 if kids:
                     return int(kids[0])

@@ -63,7 +63,7 @@ class Run:
                                        str(self.root.pid), *args],
                                       stdout=subprocess.PIPE, stderr=self.log, text=True)
         assert self.bench.stdout.readline().strip() == "ready"
-        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children").read().split()[0])
+        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children", "rb").read().split()[0])
 
     def spawn(self, *argv):
         self.root.stdin.write(__import__("json").dumps(list(argv)) + "\n")
@@ -71,12 +71,12 @@ class Run:
         return int(self.root.stdout.readline())
 
     def cpu(self):
-        rest = open(f"/proc/{self.pid}/stat").read().rsplit(")", 1)[1].split()
+        rest = open(f"/proc/{self.pid}/stat", "rb").read().rsplit(b")", 1)[1].split()
         return (int(rest[11]) + int(rest[12])) / HZ
 
     def rss_kb(self, field="VmRSS"):
-        for line in open(f"/proc/{self.pid}/status"):
-            if line.startswith(field + ":"):
+        for line in open(f"/proc/{self.pid}/status", "rb"):
+            if line.startswith(field.encode() + b":"):
                 return int(line.split()[1])
 
     def stats(self):
@@ -99,7 +99,7 @@ def wait_gone(pids, limit):
     t0 = time.time()
     while time.time() - t0 < limit:
         alive = [p for p in pids if os.path.exists(f"/proc/{p}") and
-                 open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0] not in "ZX"]
+                 open(f"/proc/{p}/stat", "rb").read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")]
         if not alive:
             return
         time.sleep(0.1)
@@ -146,7 +146,7 @@ class DaemonRun(Run):
             if self.bench.poll() is not None or time.time() - t0 > 10:
                 raise RuntimeError("muqssd did not start")
             time.sleep(0.02)
-        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children").read().split()[0])
+        self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children", "rb").read().split()[0])
 
     def stats(self):
         """count and active from the daemon's debug dump (SIGUSR1)."""

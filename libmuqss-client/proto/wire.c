@@ -1,5 +1,7 @@
 #include "wire.h"
 
+#include "text.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +113,9 @@ int wire_reader_read(struct wire_reader *r, int fd)
 void wire_reader_take(struct wire_reader *r, struct muqss_header *hdr, char **body)
 {
 	*hdr = r->hdr;
+	/* Whatever the peer sent, strings parsed from it are valid UTF-8. */
+	if (r->body)
+		text_fix_utf8(r->body, r->body_len);
 	*body = r->body;
 	r->body = NULL;
 	wire_reader_reset(r);
@@ -186,8 +191,12 @@ int wire_buf_append(struct wire_buf *b, uint16_t version, uint16_t type, const c
 	memcpy(b->data + b->len, &version, 2);
 	memcpy(b->data + b->len + 2, &type, 2);
 	memcpy(b->data + b->len + 4, &len32, 4);
-	if (len)
+	if (len) {
 		memcpy(b->data + b->len + MUQSS_HEADER_SIZE, json, len);
+		/* cJSON copies string bytes as they are, and a process name or
+		 * path is any bytes: every frame leaves as valid UTF-8. */
+		text_fix_utf8(b->data + b->len + MUQSS_HEADER_SIZE, len);
+	}
 	b->len = need;
 	return 0;
 }

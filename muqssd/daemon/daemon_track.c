@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "text.h"
 #include "tracker.h"
 
 static uint64_t dump_seq;
@@ -137,6 +138,7 @@ static int dump_task(cJSON *task, void *ctx)
 
 	if (!text)
 		return -ENOMEM;
+	text_fix_utf8(text, strlen(text)); /* a name is any bytes; the file is JSON */
 	if ((!c->first && fputc(',', c->f) == EOF) || fputs(text, c->f) == EOF)
 		r = stream_errno();
 	c->first = false;

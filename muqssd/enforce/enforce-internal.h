@@ -29,6 +29,7 @@ struct enforce_task {
 struct enforcer {
 	int dir_fd; /* state_dir/tasks, locked */
 	pid_t self;
+	char boot_id[STATE_BOOT_ID_LEN + 1]; /* written into every record */
 	bool slice_supported;
 	uint64_t default_slice_ns;
 	bool rt_group_explained;
@@ -72,5 +73,10 @@ uint64_t slice_request(uint64_t ns, uint64_t default_ns);
 int state_restore_all(int dir_fd);
 /* Puts back the autogroup sysctl recorded in the tasks dir, if any. */
 int autogroup_restore(int dir_fd);
+/* Whether a record that decoded may be acted on: 0, or -EPERM with why
+ * set when it is from another boot (boot_id: this one), names self (the
+ * process restoring) or a kernel thread. */
+int restore_trust(const struct state_record *rec, const char *boot_id, pid_t self,
+		  const char **why);
 /* After EPERM on a FIFO boost as root: is RT group scheduling the cause? */
 bool rt_group_no_budget(pid_t tgid, pid_t tid, char *path, size_t size);

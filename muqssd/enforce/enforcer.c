@@ -74,6 +74,11 @@ int enforcer_new(struct enforcer **ret, const char *state_dir)
 	e->self = getpid();
 	raise_fd_limit();
 	e->slice_supported = sched_slice_probe(&e->default_slice_ns);
+	r = state_boot_id(e->boot_id);
+	if (r < 0) {
+		log_error_errno(r, "cannot read /proc/sys/kernel/random/boot_id: %m");
+		goto fail;
+	}
 	r = state_dir_open(state_dir, true, &e->dir_fd);
 	if (r < 0)
 		goto fail;
@@ -166,6 +171,7 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
 	t->rec.tgid = target->tgid;
 	t->rec.start_time = target->start_time;
 	t->rec.created_ns = now_nsec(CLOCK_BOOTTIME);
+	memcpy(t->rec.boot_id, e->boot_id, sizeof(t->rec.boot_id));
 	t->rec.policy = (int)a.sched_policy;
 	t->rec.nice = a.sched_nice;
 	t->rec.reset_on_fork = a.sched_flags & SCHED_FLAG_RESET_ON_FORK;

@@ -47,6 +47,8 @@ struct inherit {
 };
 
 struct restore_ctx {
+	char boot_id[STATE_BOOT_ID_LEN + 1];
+	pid_t self;
 	bool slice_supported;
 	uint64_t default_slice_ns;
 	unsigned restored, gone, failed, refused, repaired;
@@ -246,16 +248,44 @@ static void inherit_repair(struct restore_ctx *c, const struct inherit *f)
 	}
 }
 
+int restore_trust(const struct state_record *rec, const char *boot_id, pid_t self,
+		  const char **why)
+{
+	struct task_stat st;
+
+	*why = NULL;
+	/* The state dir may be on disk and outlive a reboot: then its pids
+	 * and start times name whatever runs now. */
+	if (strcmp(rec->boot_id, boot_id) != 0)
+		*why = rec->boot_id[0] ? "it is from another boot" : "it carries no boot id";
+	else if (rec->tgid == 1 || rec->tid == 1)
+		*why = "it names PID 1";
+	else if (rec->tgid == self || rec->tid == self)
+		*why = "it names muqssd itself";
+	/* Whatever runs at that pid now, start time or not: the enforcer
+	 * never records a kernel thread, so such a record was not ours. */
+	else if (task_stat_read(rec->tgid, rec->tid, &st) == 0 && (st.flags & TASK_PF_KTHREAD))
+		*why = "it names a kernel thread";
+	return *why ? -EPERM : 0;
+}
+
 static int restore_one(int dir_fd, const char *name, void *userdata)
 {
 	struct restore_ctx *c = userdata;
 	struct state_record rec;
+	const char *why;
 	int r;
 
 	r = state_read(dir_fd, name, &rec);
 	if (r < 0) {
 		/* A planted symlink or a torn file: never follow, never trust. */
 		log_warning_errno(r, "state record %s refused and removed: %m", name);
+		c->refused++;
+		(void)unlinkat(dir_fd, name, 0);
+		return 0;
+	}
+	if (restore_trust(&rec, c->boot_id, c->self, &why) < 0) {
+		log_warning("state record %s refused and removed: %s", name, why);
 		c->refused++;
 		(void)unlinkat(dir_fd, name, 0);
 		return 0;
@@ -281,6 +311,11 @@ int state_restore_all(int dir_fd)
 	int r;
 
 	c.slice_supported = sched_slice_probe(&c.default_slice_ns);
+	c.self = getpid();
+	r = state_boot_id(c.boot_id);
+	if (r < 0)
+		/* Without it no record can be trusted: keep them for a later try. */
+		return log_error_errno(r, "cannot read /proc/sys/kernel/random/boot_id: %m");
 	(void)autogroup_restore(dir_fd);
 	r = state_foreach(dir_fd, restore_one, &c);
 	/* Even after -ENOMEM: what was noted is worth repairing. */

@@ -109,6 +109,26 @@ int state_write(int dir_fd, const struct state_record *rec)
 	return r;
 }
 
+int state_boot_id(char ret[STATE_BOOT_ID_LEN + 1])
+{
+	char buf[STATE_BOOT_ID_LEN + 2];
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if (n != STATE_BOOT_ID_LEN + 1 || buf[STATE_BOOT_ID_LEN] != '\n')
+		return -EBADMSG;
+	memcpy(ret, buf, STATE_BOOT_ID_LEN);
+	ret[STATE_BOOT_ID_LEN] = '\0';
+	return 0;
+}
+
 int state_remove(int dir_fd, pid_t tid)
 {
 	char name[16];

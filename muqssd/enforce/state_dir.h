@@ -22,6 +22,10 @@ int state_remove(int dir_fd, pid_t tid);
  * one that does not parse is refused (-ELOOP, -EPERM, -EBADMSG). */
 int state_read(int dir_fd, const char *name, struct state_record *ret);
 
+/* This boot's id, for the records: a record from another boot names tasks
+ * that are gone, whatever pid and start time it gives. */
+int state_boot_id(char ret[STATE_BOOT_ID_LEN + 1]);
+
 typedef int (*state_foreach_func_t)(int dir_fd, const char *name, void *userdata);
 /* Calls f for every entry that looks like a record ("<digits>") and
  * removes stale temporary files. Stops at the first negative return. */

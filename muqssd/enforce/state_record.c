@@ -96,11 +96,12 @@ int state_record_encode(const struct state_record *r, char *buf, size_t size)
 		     "changed=%u\n"
 		     "stopped=%d\n"
 		     "boosted=%d\n"
-		     "created_ns=%llu\n",
+		     "created_ns=%llu\n"
+		     "boot_id=%s\n",
 		     STATE_RECORD_VERSION, (int)r->tid, (int)r->tgid,
 		     (unsigned long long)r->start_time, r->policy, r->priority, r->nice,
 		     r->reset_on_fork, (unsigned long long)r->slice_ns, cpus, r->changed,
-		     r->stopped, r->boosted, (unsigned long long)r->created_ns);
+		     r->stopped, r->boosted, (unsigned long long)r->created_ns, r->boot_id);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOBUFS;
 	return n;
@@ -149,7 +150,8 @@ static int decode_line(char *key, const char *v, struct state_record *r, unsigne
 		return parse_int(v, STATE_RECORD_VERSION, STATE_RECORD_VERSION, &i);
 	}
 	if (!strcmp(key, "tid") || !strcmp(key, "tgid")) {
-		k = parse_int(v, 1, 0x3fffffff, &i);
+		/* Never PID 1: the enforcer refuses it, so no record names it. */
+		k = parse_int(v, 2, 0x3fffffff, &i);
 		if (key[1] == 'i') {
 			r->tid = i;
 			*seen |= SEEN_TID;
@@ -167,10 +169,24 @@ static int decode_line(char *key, const char *v, struct state_record *r, unsigne
 	}
 	if (!strcmp(key, "policy")) {
 		*seen |= SEEN_POLICY;
-		return parse_int(v, 0, 7, &r->policy);
+		k = parse_int(v, 0, 7, &r->policy);
+		/* The originals of tasks muqssd manages; putting back anything
+		 * else (SCHED_FIFO 99) would be granting it. */
+		if (r->policy != SCHED_OTHER && r->policy != SCHED_BATCH && r->policy != SCHED_IDLE)
+			return -EBADMSG;
+		return k;
 	}
 	if (!strcmp(key, "priority"))
-		return parse_int(v, 0, 99, &r->priority);
+		return parse_int(v, 0, 0, &r->priority);
+	if (!strcmp(key, "boot_id")) {
+		size_t n = strspn(v, "0123456789abcdef-");
+
+		/* Empty: written without one; restore drops it. */
+		if ((n != STATE_BOOT_ID_LEN && n != 0) || v[n])
+			return -EBADMSG;
+		memcpy(r->boot_id, v, n + 1);
+		return 0;
+	}
 	if (!strcmp(key, "nice")) {
 		*seen |= SEEN_NICE;
 		return parse_int(v, -20, 19, &r->nice);

@@ -14,6 +14,8 @@ enum {
 	STATE_CHANGED_AFFINITY = 1u << 1,
 };
 
+#define STATE_BOOT_ID_LEN 36
+
 struct state_record {
 	pid_t tid;
 	pid_t tgid;
@@ -31,6 +33,10 @@ struct state_record {
 	 * of an older muqssd. */
 	uint64_t created_ns;
 
+	/* /proc/sys/kernel/random/boot_id when written: a pid and start time
+	 * name a task only within one boot. "" in records of an older muqssd. */
+	char boot_id[STATE_BOOT_ID_LEN + 1];
+
 	unsigned changed; /* STATE_CHANGED_* */
 	bool stopped;	  /* SIGSTOPped by us at least once: SIGCONT on restore */
 	bool boosted;	  /* boosted at least once (sticky: a boost costs no write) */
@@ -40,7 +46,9 @@ struct state_record {
 
 /* Writes at most size bytes; returns the length or -ENOBUFS. */
 int state_record_encode(const struct state_record *r, char *buf, size_t size);
-/* -EBADMSG on anything malformed or missing. */
+/* -EBADMSG on anything malformed or missing, and on what muqssd never
+ * records: PID 1, or an original policy other than SCHED_OTHER, SCHED_BATCH
+ * or SCHED_IDLE (it leaves realtime tasks alone), with a priority. */
 int state_record_decode(const char *buf, struct state_record *ret);
 
 /* "0-3,6" <-> cpu_set_t; an empty mask is -EINVAL. */

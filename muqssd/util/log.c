@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <systemd/sd-journal.h>
 
+#include "text.h"
+
 static enum log_level max_level = LOG_LEVEL_INFO;
 static const char *log_ident = "muqssd";
 static int use_journal = -1;
@@ -60,16 +62,23 @@ static const char *level_prefix(enum log_level level)
 	}
 }
 
-static void emit(enum log_level level, const char *msg, pid_t tid,
-		 const char *comm, const char *class_name, const char *action)
+/* Every line goes out escaped: a task's name (and so a message that quotes
+ * it) is bytes its owner chose, and a raw newline or ESC would fake a line
+ * or paint the terminal of whoever reads the log. */
+static void emit(enum log_level level, const char *raw, pid_t tid,
+		 const char *raw_comm, const char *class_name, const char *action)
 {
+	char msg[4096], comm[4 * 16 + 1];
+
+	text_escape(raw, msg, sizeof(msg));
+	text_escape(raw_comm, comm, sizeof(comm));
 	if (use_journal < 0)
 		log_init(NULL);
 	if (use_journal) {
 		if (tid > 0)
 			sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", (int)level,
 					"SYSLOG_IDENTIFIER=%s", log_ident,
-					"TID=%d", (int)tid, "COMM=%s", comm ? comm : "",
+					"TID=%d", (int)tid, "COMM=%s", comm,
 					"CLASS=%s", class_name ? class_name : "",
 					"ACTION=%s", action ? action : "", NULL);
 		else

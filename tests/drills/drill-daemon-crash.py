@@ -36,15 +36,15 @@ FORKER = "while :; do sleep 0.05; /bin/true; sleep 0.3 & done"
 def argv_of(pid):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return [a.decode() for a in f.read().split(b"\0") if a]
+            return [a.decode(errors="surrogateescape") for a in f.read().split(b"\0") if a]
     except OSError:
         return []
 
 
 def parent_name(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
         return os.path.basename((argv_of(ppid) or [""])[0])
     except (OSError, ValueError):
         return ""
@@ -231,16 +231,19 @@ def write_record(state_dir, tid, start):
     tasks = os.path.join(state_dir, "tasks")
     os.makedirs(tasks, mode=0o755, exist_ok=True)
     cpus = f"0-{NCPU - 1}" if NCPU > 1 else "0"
+    with open("/proc/sys/kernel/random/boot_id", "rb") as f:
+        boot_id = f.read().decode().strip()
     text = (f"version=1\ntid={tid}\ntgid={tid}\nstart={start}\npolicy=0\npriority=0\nnice=0\n"
-            f"reset_on_fork=0\nslice_ns=0\naffinity={cpus}\nchanged=3\nstopped=0\nboosted=0\n")
+            f"reset_on_fork=0\nslice_ns=0\naffinity={cpus}\nchanged=3\nstopped=0\nboosted=0\n"
+            f"boot_id={boot_id}\n")
     fd = os.open(os.path.join(tasks, str(tid)), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, text.encode())
     os.close(fd)
 
 
 def start_time(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[19])
 
 
 def repair_check(tmp):
@@ -253,7 +256,7 @@ def repair_check(tmp):
                              stdin=subprocess.PIPE, text=True, start_new_session=True)
     try:
         time.sleep(0.2)
-        with open(f"/proc/{shell.pid}/task/{shell.pid}/children") as f:
+        with open(f"/proc/{shell.pid}/task/{shell.pid}/children", "rb") as f:
             parent = int(f.read().split()[0])
 
         def spawn(cmd):
@@ -298,7 +301,7 @@ def repair_check(tmp):
 
 def children_of(pid):
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
             return [int(c) for c in f.read().split()]
     except OSError:
         return []
@@ -340,7 +343,7 @@ def main():
         assert totals["fifo"] == ROUNDS, "a round saw nothing boosted"
         assert totals["pinned"] > 0, "nothing was ever pinned"
         assert totals["stopped"] > 0, "the IDLEPRIO hog was never stopped"
-        with open(os.path.join(scope.tmp, "muqssd.log")) as f:
+        with open(os.path.join(scope.tmp, "muqssd.log"), errors="replace") as f:
             bad = [ln for ln in f if "Sanitizer" in ln or "runtime error:" in ln]
         assert not bad, f"sanitizer reports in muqssd.log: {bad[:5]}"
         print(f"summary: {ROUNDS} rounds in {time.monotonic() - start:.1f} s, seed {seed}: "
@@ -355,7 +358,7 @@ def main():
         scope.close()
         log = os.path.join(scope.tmp, "muqssd.log")
         if not passed and os.path.exists(log):
-            with open(log) as f:
+            with open(log, errors="replace") as f:
                 print("muqssd.log, last lines:\n" + "".join(f.readlines()[-30:]))
         shutil.rmtree(scope.tmp, ignore_errors=True)
 

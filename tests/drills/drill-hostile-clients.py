@@ -217,8 +217,8 @@ def run_probe(scope_cmds, tmp, storm):
             figures["clients_after"] = st.get("clients")
             time.sleep(1)
             figures["rss_after_kib"] = wire.rss_kib(d.pid)
-            with open(f"/proc/{d.pid}/maps") as f:
-                figures["asan"] = "libasan" in f.read()
+            with open(f"/proc/{d.pid}/maps", "rb") as f:
+                figures["asan"] = b"libasan" in f.read()
         probe_out = os.path.join(tmp, "probe.json")
         end = time.monotonic() + PROBE_S + 10
         while time.monotonic() < end:

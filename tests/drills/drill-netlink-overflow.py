@@ -36,9 +36,9 @@ def ctl_json(s, *args):
 
 def forks_since_boot():
     """Forks and thread creations, machine-wide (/proc/stat "processes")."""
-    with open("/proc/stat") as f:
+    with open("/proc/stat", "rb") as f:
         for line in f:
-            if line.startswith("processes "):
+            if line.startswith(b"processes "):
                 return int(line.split()[1])
     return 0
 

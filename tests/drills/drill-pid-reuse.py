@@ -23,8 +23,8 @@ CTL = os.path.join(BUILD, "muqssctl", "muqssctl")
 
 
 def start_time(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[19])
 
 
 def ctl(s, *args):

@@ -28,16 +28,16 @@ def as_nobody(sock, *args):
 
 
 def owner(p):
-    with open(f"/proc/{p}/status") as f:
+    with open(f"/proc/{p}/status", "rb") as f:
         for line in f:
-            if line.startswith("Uid:"):
+            if line.startswith(b"Uid:"):
                 return int(line.split()[1])
     return -1
 
 
 def sleepers(scope, uid):
     return [p for p in scope.pids()
-            if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/comm").read().strip() == "sleep"
+            if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/comm", "rb").read().strip() == b"sleep"
             and owner(p) == uid]
 
 

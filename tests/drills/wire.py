@@ -78,17 +78,17 @@ def status_latency(path):
 
 
 def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
+    with open(f"/proc/{pid}/status", "rb") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(b"VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
 def cpu_ticks(pid):
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            rest = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            rest = f.read().rsplit(b")", 1)[1].split()
     except OSError:
         return 0
     return int(rest[11]) + int(rest[12])

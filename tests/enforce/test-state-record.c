@@ -39,6 +39,7 @@ static void test_roundtrip(void)
 		.policy = 3, .priority = 0, .nice = -7, .reset_on_fork = true,
 		.slice_ns = 2800000, .changed = STATE_CHANGED_POLICY | STATE_CHANGED_AFFINITY,
 		.stopped = true, .boosted = true, .created_ns = 987654321098ULL,
+		.boot_id = "0f4c7c3e-5d0b-4b8a-9d6e-2a1b3c4d5e6f",
 	}, d;
 	char buf[STATE_RECORD_MAX];
 
@@ -50,6 +51,7 @@ static void test_roundtrip(void)
 	check(d.policy == 3 && d.nice == -7 && d.reset_on_fork && d.slice_ns == 2800000);
 	check(d.changed == r.changed && d.stopped && d.boosted);
 	check(d.created_ns == r.created_ns);
+	check(!strcmp(d.boot_id, r.boot_id));
 	check(CPU_EQUAL(&d.affinity, &r.affinity));
 	check(state_record_encode(&r, buf, 10) == -ENOBUFS);
 }
@@ -68,6 +70,17 @@ static void test_malformed(void)
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=\nchanged=1\n",
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=99\n",
 		"version=1\ntid=5\ntgid=5\nstart=-1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		/* What muqssd never records (issue 16): PID 1, a realtime
+		 * or deadline policy to put back, a priority. */
+		"version=1\ntid=1\ntgid=1\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=1\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=1\npriority=99\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=2\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=6\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\npriority=1\nnice=0\naffinity=0\nchanged=1\n",
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\nboot_id=x\n",
+		("version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n"
+		 "boot_id=0f4c7c3e-5d0b-4b8a-9d6e-2a1b3c4d5e6f0\n"),
 	};
 	const char *good = "version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\n"
 			   "affinity=0\nchanged=1\nfuture_key=7\n";

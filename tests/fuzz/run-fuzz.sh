@@ -11,7 +11,7 @@ seconds=${2:-45}
 shift $(($# < 2 ? $# : 2))
 src=$(cd "$(dirname "$0")" && pwd)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wire server config rules procfs)
+[ ${#targets[@]} -gt 0 ] || targets=(wire server config rules procfs state taskstat client)
 
 # UBSan only prints by default; here a report is a crash like any other.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

@@ -19,9 +19,9 @@ NCPU = os.cpu_count()
 
 def task_sched(tid):
     """(state, policy name, rt prio, affinity set) of one thread."""
-    with open(f"/proc/{tid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    state, policy, rtprio = fields[0], int(fields[38]), int(fields[37])
+    with open(f"/proc/{tid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    state, policy, rtprio = fields[0].decode(), int(fields[38]), int(fields[37])
     names = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
     return state, names.get(policy, str(policy)), rtprio, os.sched_getaffinity(tid)
 
@@ -29,9 +29,9 @@ def task_sched(tid):
 def slice_of(tid):
     """The EEVDF slice (ns) of a thread; None where the kernel shows none.
     OSError when the thread is gone."""
-    with open(f"/proc/{tid}/sched") as f:
+    with open(f"/proc/{tid}/sched", "rb") as f:
         for line in f:
-            if line.startswith("se.slice"):
+            if line.startswith(b"se.slice"):
                 return int(line.split()[-1])
     return None
 
@@ -65,7 +65,7 @@ def descendants(root):
         out.append(p)
         for t in threads_of(p):
             try:
-                with open(f"/proc/{p}/task/{t}/children") as f:
+                with open(f"/proc/{p}/task/{t}/children", "rb") as f:
                     todo.extend(int(c) for c in f.read().split())
             except OSError:
                 pass
@@ -150,12 +150,12 @@ class Daemon:
         self.pid = self._child()
 
     def _child(self):
-        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as f:
+        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children", "rb") as f:
             return int(f.read().split()[0])
 
     def ctl(self, *args, check=True):
         p = subprocess.run([MUQSSCTL, "--socket", self.sock, *args], capture_output=True,
-                           text=True, timeout=10)
+                           text=True, errors="replace", timeout=10)
         if check and p.returncode:
             raise AssertionError(f"muqssctl {' '.join(args)}: {p.stderr}")
         return p

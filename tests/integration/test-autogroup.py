@@ -98,8 +98,8 @@ def main():
     if os.geteuid() != 0:
         print("needs root")
         return 77
-    with open("/proc/sys/kernel/sched_autogroup_enabled") as f:
-        if f.read().strip() != "1":
+    with open("/proc/sys/kernel/sched_autogroup_enabled", "rb") as f:
+        if f.read().strip() != b"1":
             print("autogroup is off here: nothing to show")
             return 77
     try:

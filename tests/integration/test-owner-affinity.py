@@ -33,7 +33,7 @@ def main():
         time.sleep(1 + 0.1 * N + 1.5)
         running = hog_pids(scope)
         assert len(running) == N, (f"expected {N} hogs, found {len(running)}: " +
-                                   str([(p, open(f"/proc/{p}/comm").read().strip()) for p in scope.pids()
+                                   str([(p, open(f"/proc/{p}/comm", "rb").read().strip()) for p in scope.pids()
                                         if os.path.exists(f"/proc/{p}")]))
         bad = {t: sorted(os.sched_getaffinity(t)) for p in running for t in threads_of(p)
                if os.sched_getaffinity(t) != {0}}

@@ -35,8 +35,8 @@ def main():
         while time.monotonic() < end:
             for p in scope.pids():
                 try:
-                    with open(f"/proc/{p}/comm") as f:
-                        if f.read().strip() == "hog":
+                    with open(f"/proc/{p}/comm", "rb") as f:
+                        if f.read().strip() == b"hog":
                             hog = p
                 except OSError:
                     pass

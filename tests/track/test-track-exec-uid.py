@@ -17,7 +17,7 @@ try:
     time.sleep(1.5)
 
     def child_of(pid):
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
             return int(f.read().split()[0])
 
     d = s.dump()

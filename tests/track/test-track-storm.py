@@ -21,8 +21,8 @@ try:
         s.spawn("/usr/bin/timeout", "-s", "KILL", "20", hb, "-T", "-g", "1", "-l", "1000")
     else:
         log("hackbench (rt-tests) not installed: storm without it")
-    while any(os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat").read().split(") ")[1][0]
-              not in "ZX" for p in spawners):
+    while any(os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/stat", "rb").read().rsplit(b") ", 1)[1][:1]
+              not in (b"Z", b"X") for p in spawners):
         if time.time() - t0 > 58:
             break
         time.sleep(0.2)

@@ -5,6 +5,7 @@ Every test runs the real muqssd with --scope-pid of a scope root it started
 dir and socket in a temporary directory, `timeout` on the daemon and on
 every workload, and kills everything it started on the way out.
 """
+import codecs
 import json
 import os
 import shutil
@@ -15,6 +16,15 @@ import tempfile
 import time
 
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
+
+
+def wire_text(raw):
+    """bytes as muqssd sends them: each byte that starts no valid UTF-8
+    sequence becomes '?' (PROTOCOL.md). A task's name is any bytes."""
+    return raw.decode("utf-8", errors="muqss-wire")
+
+
+codecs.register_error("muqss-wire", lambda e: ("?" * (e.end - e.start), e.end))
 MUQSSD = os.path.join(BUILD, "muqssd", "muqssd")
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
 
@@ -82,7 +92,7 @@ class Scope:
     def _child_of(pid):
         for _ in range(500):
             try:
-                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                with open(f"/proc/{pid}/task/{pid}/children", "rb") as f:
                     kids = f.read().split()
                 if kids:
                     return int(kids[0])
@@ -94,7 +104,7 @@ class Scope:
     def _wait_ready(self):
         deadline = time.time() + 10
         while time.time() < deadline:
-            with open(self.logf.name) as f:
+            with open(self.logf.name, errors="replace") as f:
                 text = f.read()
             if "tracking " in text and " tasks through " in text:
                 return
@@ -123,7 +133,7 @@ class Scope:
         os.kill(self.daemon_pid, signal.SIGUSR1)
         for _ in range(500):
             try:
-                with open(path) as f:
+                with open(path, "rb") as f:
                     return json.load(f)
             except (FileNotFoundError, json.JSONDecodeError):
                 time.sleep(0.01)
@@ -136,11 +146,11 @@ class Scope:
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat", errors="replace") as f:
+                with open(f"/proc/{name}/stat", "rb") as f:
                     st = f.read()
             except OSError:
                 continue
-            ppid = int(st[st.rindex(")") + 2:].split()[1])
+            ppid = int(st[st.rindex(b")") + 2:].split()[1])
             children.setdefault(ppid, []).append(int(name))
         todo, procs = [self.root_pid], []
         while todo:
@@ -155,14 +165,14 @@ class Scope:
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", "rb") as f:
                         st = f.read()
                 except OSError:
                     continue
-                rest = st[st.rindex(")") + 2:].split()
-                if rest[0] in "ZX":
+                rest = st[st.rindex(b")") + 2:].split()
+                if rest[0] in (b"Z", b"X"):
                     continue
-                tasks[int(t)] = {"tgid": p, "comm": st[st.index("(") + 1:st.rindex(")")],
+                tasks[int(t)] = {"tgid": p, "comm": wire_text(st[st.index(b"(") + 1:st.rindex(b")")]),
                                  "start_time": int(rest[19])}
         return tasks
 
@@ -187,8 +197,8 @@ class Scope:
         return False, d, detail
 
     def daemon_cpu_ticks(self):
-        with open(f"/proc/{self.daemon_pid}/stat") as f:
-            rest = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{self.daemon_pid}/stat", "rb") as f:
+            rest = f.read().rsplit(b")", 1)[1].split()
         return int(rest[11]) + int(rest[12])
 
     def close(self):
@@ -221,16 +231,16 @@ class Scope:
             return []
 
     def log_text(self):
-        with open(self.logf.name) as f:
+        with open(self.logf.name, errors="replace") as f:
             return f.read()
 
 
 def cgroup_root(version):
     """Mount point of the cgroup2 hierarchy (version 2) or of the v1
     hierarchy holding the cpu controller (version 1); None if absent."""
-    with open("/proc/self/mounts") as f:
-        for line in f:
-            dev, mnt, fstype, opts = line.split()[:4]
+    with open("/proc/self/mounts", "rb") as f:
+        for raw in f:
+            dev, mnt, fstype, opts = raw.decode(errors="surrogateescape").split()[:4]
             if version == 2 and fstype == "cgroup2":
                 return mnt
             if version == 1 and fstype == "cgroup" and "cpu" in opts.split(","):
@@ -240,8 +250,9 @@ def cgroup_root(version):
 
 def cgroup_of(pid, version):
     """A process's path in the hierarchy, as /proc/<pid>/cgroup says."""
-    with open(f"/proc/{pid}/cgroup", errors="replace") as f:
-        for line in f:
+    with open(f"/proc/{pid}/cgroup", "rb") as f:
+        for raw in f:
+            line = raw.decode(errors="surrogateescape")
             _, ctrls, path = line.rstrip("\n").split(":", 2)
             if (version == 2 and ctrls == "") or (version == 1 and "cpu" in ctrls.split(",")):
                 return path
@@ -320,14 +331,14 @@ class CgroupScope(Scope):
                 continue
             for t in tids:
                 try:
-                    with open(f"/proc/{p}/task/{t}/stat", errors="replace") as f:
+                    with open(f"/proc/{p}/task/{t}/stat", "rb") as f:
                         st = f.read()
                 except OSError:
                     continue
-                rest = st[st.rindex(")") + 2:].split()
-                if rest[0] in "ZX" or int(rest[6]) & 0x00200000:
+                rest = st[st.rindex(b")") + 2:].split()
+                if rest[0] in (b"Z", b"X") or int(rest[6]) & 0x00200000:
                     continue
-                tasks[int(t)] = {"tgid": p, "comm": st[st.index("(") + 1:st.rindex(")")],
+                tasks[int(t)] = {"tgid": p, "comm": wire_text(st[st.index(b"(") + 1:st.rindex(b")")]),
                                  "start_time": int(rest[19])}
         return tasks
 

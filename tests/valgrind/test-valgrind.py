@@ -77,7 +77,7 @@ def main():
     log = os.path.join(scope.tmp, "memcheck.log")
     try:
         affinity = snapshot(scope.pids())
-        target = next(p for p in scope.pids() if open(f"/proc/{p}/comm").read().strip() == "frame-probe")
+        target = next(p for p in scope.pids() if open(f"/proc/{p}/comm", "rb").read().strip() == b"frame-probe")
         daemon, sock = start_daemon(scope, log)
         # What the daemon did, so that a pass means it was busy.
         seen = {"requests": 0, "max_tasks": 0, "max_queued": 0, "boosted": 0, "target_iso": 0}
@@ -112,7 +112,7 @@ def main():
     finally:
         if daemon and daemon.poll() is None:
             # timeout(1) is the direct child; valgrind runs as its child.
-            for p in open(f"/proc/{daemon.pid}/task/{daemon.pid}/children").read().split():
+            for p in open(f"/proc/{daemon.pid}/task/{daemon.pid}/children", "rb").read().split():
                 os.kill(int(p), signal.SIGKILL)
             daemon.wait()
         scope.close()
