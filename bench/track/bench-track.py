@@ -149,16 +149,11 @@ class DaemonRun(Run):
         self.pid = int(open(f"/proc/{self.bench.pid}/task/{self.bench.pid}/children", "rb").read().split()[0])
 
     def stats(self):
-        """count and active from the daemon's debug dump (SIGUSR1)."""
-        path = os.path.join(TMP, "state", "tasks.json")
-        old = os.stat(path).st_mtime_ns if os.path.exists(path) else 0
-        os.kill(self.pid, signal.SIGUSR1)
-        for _ in range(100):
-            if os.path.exists(path) and os.stat(path).st_mtime_ns != old:
-                break
-            time.sleep(0.05)
-        j = __import__("json").load(open(path))
-        return {"count": j["count"], "active": sum(1 for t in j["tasks"] if t.get("active"))}
+        """count and active from the daemon's status (its tracking object)."""
+        out = subprocess.run([os.path.join(BUILD, "muqssctl", "muqssctl"), "--socket", self.sock,
+                              "--json", "status"], capture_output=True, timeout=30, check=True)
+        tr = __import__("json").loads(out.stdout)["tracking"]
+        return {"count": tr["count"], "active": tr["active"]}
 
     def close(self):
         try:

@@ -115,6 +115,8 @@ int daemon_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(counters, "boosts", (double)(lc ? lc->boosts : 0));
 	cJSON_AddNumberToObject(counters, "stops", (double)(lc ? lc->stops : 0));
 	cJSON_AddNumberToObject(counters, "reloads", (double)d->counters.reloads);
+	if (daemon_tracking_status_json(d, obj) < 0)
+		return -ENOMEM;
 	return daemon_tick_status_json(d, obj);
 }
 

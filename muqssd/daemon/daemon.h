@@ -80,8 +80,8 @@ uint64_t daemon_cpu_usec(void);
 /* Tracking (daemon_track.c). */
 int daemon_track_start(struct daemon *d);
 void daemon_track_stop(struct daemon *d);
-/* Passes one object per tracked task to fn, as tracker_dump_each() does. */
-int daemon_dump_tasks(struct daemon *d, int (*fn)(cJSON *task, void *ctx), void *ctx);
+/* Adds "tracking": polling, events, count, active. */
+int daemon_tracking_status_json(struct daemon *d, cJSON *obj);
 
 /* The live loop (daemon_loop.c). */
 int daemon_loop_start(struct daemon *d);

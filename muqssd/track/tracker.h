@@ -177,15 +177,10 @@ bool tracker_polling(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
 int tracker_rescan(struct tracker *t);
 
-/* Builds one object per task: tid, tgid, ppid, uid, euid, gid, comm, exe,
- * state, nice, policy, rt_priority, last_cpu, start_time, cpu_ns, wait_ns,
- * active; passes it to fn, then deletes it (fn must not keep it). Only one
- * object exists at a time, so a dump costs no memory per task. fn may not
- * remove tasks. Stops at fn's first negative return and returns it; else
- * 0, or -ENOMEM. */
-int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void *ctx);
-/* The same, a task at a time, for a reply sent over many loop iterations:
- * the tids of every task now (active first; the caller frees *ret), then
- * the object of one (the caller deletes it), -ESRCH once it is gone. */
+/* The table as JSON, a task at a time, for a reply sent over many loop
+ * iterations: the tids of every task now (active first; the caller frees
+ * *ret), then the object of one (tid, tgid, ppid, uid, euid, gid, comm,
+ * exe, state, nice, policy, rt_priority, last_cpu, start_time, cpu_ns,
+ * wait_ns, active; the caller deletes it), -ESRCH once it is gone. */
 int tracker_tids(struct tracker *t, pid_t **ret, size_t *n);
 int tracker_task_json(struct tracker *t, pid_t tid, cJSON **ret);

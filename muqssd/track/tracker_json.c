@@ -1,4 +1,4 @@
-/* The task table as JSON, for the control socket and the debug dump. */
+/* The task table as JSON, for the control socket. */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -33,28 +33,6 @@ static cJSON *task_json(const struct tracked_task *task)
 		return NULL;
 	}
 	return o;
-}
-
-/* One object at a time: a tree of every task costs some 2 KiB a task in
- * small allocations, and under mlockall() that heap may never go back. */
-int tracker_dump_each(struct tracker *t, int (*fn)(cJSON *task, void *ctx), void *ctx)
-{
-	struct task_list *lists[] = { &t->active, &t->idle };
-	struct tracked_task *task;
-
-	for (size_t i = 0; i < 2; i++)
-		TAILQ_FOREACH(task, lists[i], list_link) {
-			cJSON *o = task_json(task);
-			int r;
-
-			if (!o)
-				return -ENOMEM;
-			r = fn(o, ctx);
-			cJSON_Delete(o);
-			if (r < 0)
-				return r;
-		}
-	return 0;
 }
 
 int tracker_tids(struct tracker *t, pid_t **ret, size_t *n)

@@ -15,6 +15,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
+import wire  # noqa: E402
+
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
 
 
@@ -125,19 +128,20 @@ class Scope:
         return int(self.root.stdout.readline())
 
     def dump(self):
-        path = os.path.join(self.state, "tasks.json")
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        os.kill(self.daemon_pid, signal.SIGUSR1)
-        for _ in range(500):
-            try:
-                with open(path, "rb") as f:
-                    return json.load(f)
-            except (FileNotFoundError, json.JSONDecodeError):
-                time.sleep(0.01)
-        raise RuntimeError("no dump")
+        """The daemon's table and tracking state, over its socket: TASKS
+        (queued events applied first), then STATUS."""
+        with wire.connect(os.path.join(self.tmp, "sock")) as s:
+            wire.hello(s)
+            t, tasks = wire.call(s, wire.TASKS)
+            if t != wire.END:
+                raise RuntimeError(f"tasks answered with type {t}: {tasks}")
+            t, status = wire.call(s, wire.STATUS)
+            if t != wire.OK:
+                raise RuntimeError(f"status answered with type {t}: {status}")
+        tr = status["tracking"]
+        return {"polling": tr["polling"], "events": tr["events"], "count": tr["count"],
+                "lost_event_recoveries": status["counters"]["lost_event_recoveries"],
+                "tasks": tasks}
 
     def proc_tasks(self):
         """The truth: every live thread of the scope root's subtree."""
