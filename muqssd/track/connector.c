@@ -74,14 +74,32 @@ static void on_ack_candidate(const struct proc_event *ev, void *userdata)
 		w->err = (int)ev->event_data.ack.err;
 }
 
+static long ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* One deadline for the whole wait: on a busy machine other processes'
+ * events arrive all the time, and outside the initial PID namespace the
+ * ack never does (connector_probe() then tells). */
 static int wait_ack(struct connector *c)
 {
 	struct ack_wait w = { .seq = c->listen_seq, .err = 1 };
 	struct pollfd pfd = { .fd = nl_socket_get_fd(c->sock), .events = POLLIN };
+	struct timespec start;
+	long left;
 
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (w.err == 1) {
-		int r = poll(&pfd, 1, CONNECTOR_ACK_TIMEOUT_MS);
+		int r;
 
+		left = CONNECTOR_ACK_TIMEOUT_MS - ms_since(&start);
+		r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+		if (r < 0 && errno == EINTR)
+			continue;
 		if (r < 0)
 			return -errno;
 		/* Without an ack in time (old kernel), assume events flow. */
@@ -155,14 +173,6 @@ static void on_probe_candidate(const struct proc_event *ev, void *userdata)
 	if (ev->what == PROC_EVENT_FORK && ev->event_data.fork.child_pid == w->child &&
 	    ev->event_data.fork.parent_tgid == w->parent)
 		w->seen = true;
-}
-
-static long ms_since(const struct timespec *start)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (now.tv_sec - start->tv_sec) * 1000 + (now.tv_nsec - start->tv_nsec) / 1000000;
 }
 
 int connector_probe(struct connector *c)
