@@ -75,7 +75,7 @@ def main():
             time.sleep(0.05)
         # Long-lived members too, so exactness means something afterwards.
         for _ in range(3):
-            s.spawn("/usr/bin/timeout", "-s", "KILL", "40", "/bin/sleep", "30")
+            s.spawn("/usr/bin/timeout", "-s", "KILL", "100", "/bin/sleep", "90")
         time.sleep(0.3)
         before = ctl_json(s, "status")["counters"]["lost_event_recoveries"]
         os.kill(s.daemon_pid, signal.SIGSTOP)
@@ -85,7 +85,7 @@ def main():
         forkers = [s.spawn("/usr/bin/timeout", "-s", "KILL", "30", FORKER, mode, str(n))
                    for mode, n in FORKERS]
         # Spawned mid-stop: tasks the daemon can only learn of from the rescan.
-        late = [s.spawn("/usr/bin/timeout", "-s", "KILL", "40", "/bin/sleep", "30")
+        late = [s.spawn("/usr/bin/timeout", "-s", "KILL", "100", "/bin/sleep", "90")
                 for _ in range(3)]
         while time.monotonic() - t0 < STOP_MAX:
             if not any(os.path.exists(f"/proc/{p}/exe") for p in forkers):
