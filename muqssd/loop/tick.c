@@ -64,12 +64,14 @@ static bool pin_or_drop(struct loop *l, struct managed_task *m, int cpu, uint64_
 	return false;
 }
 
-/* The logical CPU a task last ran on (the tracker reports the OS number). */
-static int hog_cpu(const struct loop *l, const struct tracked_task *tt)
+/* The logical CPU a task is on as far as the loop knows: where the core
+ * runs or queues it, or last did. The tracker's last CPU is as old as the
+ * task's exec: the tick reads no stat, which waits on a task mid-exec. */
+static int task_cpu(const struct loop *l, const struct managed_task *m)
 {
-	if (tt->last_cpu < 0 || tt->last_cpu >= l->nr_os_cpus)
-		return 0;
-	return l->os_to_cpu[tt->last_cpu];
+	int cpu = m->st.running || m->st.queued ? m->st.cpu : m->st.last_cpu;
+
+	return cpu >= 0 && cpu < l->nr_cpus ? cpu : 0;
 }
 
 /* The one CPU a task may use, or -1 if it may use several (or none). */
@@ -172,7 +174,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		 * not of the key: a hog's key is not rekeyed when the cap
 		 * clears, and a hog charged on every tick would stay one. */
 		bool iso_capped = m->st.class == SCHED_CLASS_ISO &&
-				  sched_iso_refractory(l->core, hog_cpu(l, tt));
+				  sched_iso_refractory(l->core, task_cpu(l, m));
 		bool hog = !m->slept && runnable && m->st.class != SCHED_CLASS_IDLEPRIO &&
 			   m->st.class != SCHED_CLASS_RT &&
 			   (m->st.class != SCHED_CLASS_ISO || iso_capped);
@@ -180,7 +182,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		if (hog != m->hog)
 			become_hog(l, m, hog, now);
 	} else if (m->hog && (!runnable || (m->st.class == SCHED_CLASS_ISO &&
-					     !sched_iso_refractory(l->core, hog_cpu(l, tt))))) {
+					     !sched_iso_refractory(l->core, task_cpu(l, m))))) {
 		/* It slept, or it is ISO again now the cap has cleared. */
 		become_hog(l, m, false, now);
 	}
@@ -188,7 +190,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		if (runnable) {
 			int only = only_cpu(l, &m->st);
 
-			l->hogs[hog_cpu(l, tt)]++;
+			l->hogs[task_cpu(l, m)]++;
 			if (only >= 0)
 				l->pinned_hogs[only]++;
 			else
