@@ -50,6 +50,9 @@ void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
  * (the record was written), 0 when not, or -errno. */
 int enforce_adopt_owner_base(struct enforcer *e, struct enforce_task *t);
 int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t);
+/* Unboost to the base we keep, adopting nothing: after a deadman trip
+ * the task shows the base the deadman had, maybe older than ours. */
+int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target);
 /* Gives a deadman slot (t->dm_boost or t->dm_stop) back, if held. */
 void enforce_dm_release(struct enforcer *e, int *slot);
 

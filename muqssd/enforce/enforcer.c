@@ -397,7 +397,7 @@ void enforcer_drop_all_boosts(struct enforcer *e)
 			/* The deadman undid these already; again from here, in
 			 * case the loop was making one of them as it tripped. */
 			if (t->boost_prio)
-				(void)enforce_unboost(e, &target);
+				(void)enforce_unboost_ours(e, &target);
 			if (t->stopped)
 				(void)enforce_cont(e, &target);
 			t->boost_prio = 0;

@@ -33,9 +33,16 @@ void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
 static int apply_base(struct enforcer *e, struct enforce_task *t)
 {
 	struct sched_attr_v1 a;
+	int r;
 
 	enforce_base_attr(e, t, &a);
-	return sched_attr_set(t->rec.tid, &a);
+	r = sched_attr_set(t->rec.tid, &a);
+	/* sched_setattr() takes no nice with SCHED_IDLE: set apart, or the
+	 * task would show a nice other than ours, taken for its owner's. */
+	if (r == 0 && a.sched_policy == SCHED_IDLE &&
+	    setpriority(PRIO_PROCESS, (id_t)t->rec.tid, t->nice) < 0)
+		r = -errno;
+	return r;
 }
 
 /* The policy the task has when we do not boost it. */
@@ -201,7 +208,7 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 	return 0;
 }
 
-int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
+static int unboost(struct enforcer *e, const struct enforce_target *target, bool adopt)
 {
 	struct enforce_task *t;
 	struct task_stat st;
@@ -210,16 +217,28 @@ int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, false, &t, &st);
 	if (r < 0 || !t || !t->boost_prio)
 		return r;
-	/* Its owner's renice or chrt since is the base to go back to. */
-	r = enforce_adopt_owner_base(e, t);
-	if (r < 0 || !t->boost_prio)
-		return r < 0 ? r : 0;
+	/* Its owner's renice or chrt since is the base to go back to. If
+	 * that cannot be read or recorded, the boost ends all the same. */
+	if (adopt)
+		(void)enforce_adopt_owner_base(e, t);
+	if (!t->boost_prio)
+		return 0;
 	r = apply_base(e, t);
 	if (r < 0 && r != -ESRCH)
 		return r;
 	t->boost_prio = 0;
 	enforce_dm_release(e, &t->dm_boost);
 	return r;
+}
+
+int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
+{
+	return unboost(e, target, true);
+}
+
+int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target)
+{
+	return unboost(e, target, false);
 }
 
 int enforce_set_idle(struct enforcer *e, const struct enforce_target *target, bool idle)
