@@ -88,7 +88,7 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
 	return only;
 }
 
-/* Someone else changed tm's policy (chrt): the new one is its base, and
+/* Someone else changed the task's policy (chrt): the new one is its base;
  * its class follows it: SCHED_BATCH is MuQSS's batch class, SCHED_OTHER
  * takes a batch or IDLEPRIO task back to normal (SCHED_IDLE becomes
  * IDLEPRIO, below). Our boost never gets here: it reads realtime. */
