@@ -122,6 +122,11 @@ static int lv_cont(void *ctx, const struct enforce_target *t)
 	return enforce_cont(ctx, t);
 }
 
+static int lv_rebase(void *ctx, const struct enforce_target *t)
+{
+	return enforce_rebase(ctx, t);
+}
+
 static int lv_release(void *ctx, const struct enforce_target *t)
 {
 	return enforce_release(ctx, t);
@@ -168,6 +173,7 @@ static const struct loop_lever_ops lever_ops = {
 	.unpin = lv_unpin,
 	.stop = lv_stop,
 	.cont = lv_cont,
+	.rebase = lv_rebase,
 	.release = lv_release,
 	.forget = lv_forget,
 	.owner_affinity = lv_owner_affinity,

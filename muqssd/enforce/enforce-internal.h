@@ -42,6 +42,17 @@ struct enforcer {
 /* The base attributes a task goes back to when not boosted. */
 void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
 		       struct sched_attr_v1 *ret);
+/* Its owner (or root) may renice the task or change its policy under us
+ * (renice, chrt -b/-o/-i), and its affinity (taskset): their word is the
+ * new base, kept while we run and put back at exit and by --restore.
+ * What differs from what we last set is theirs: our boost reads FIFO, a
+ * hog's translated nice is t->nice. Return 1 when they adopted something
+ * (the record was written), 0 when not, or -errno. */
+int enforce_adopt_owner_base(struct enforcer *e, struct enforce_task *t);
+int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t);
+/* Unboost to the base we keep, adopting nothing: after a deadman trip
+ * the task shows the base the deadman had, maybe older than ours. */
+int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target);
 /* Gives a deadman slot (t->dm_boost or t->dm_stop) back, if held. */
 void enforce_dm_release(struct enforcer *e, int *slot);
 

@@ -134,7 +134,13 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *t);
 int enforce_stop(struct enforcer *e, const struct enforce_target *t);
 int enforce_cont(struct enforcer *e, const struct enforce_target *t);
 
-/* Everything back for one task and its record removed. Returns -ESRCH if
+/* A nice or policy someone else set since our last change (renice,
+ * chrt -b/-o/-i) becomes the task's base: what unboost, release and
+ * --restore put back. Nothing to do for a task we never changed. */
+int enforce_rebase(struct enforcer *e, const struct enforce_target *t);
+
+/* Everything back for one task and its record removed: its owner's
+ * settings, the latest ones it set (enforce_rebase()). Returns -ESRCH if
  * the task was gone (the record is removed all the same). */
 int enforce_release(struct enforcer *e, const struct enforce_target *t);
 /* The task exited: drop its record without touching anything. */

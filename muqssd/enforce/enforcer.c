@@ -316,6 +316,13 @@ int enforce_release(struct enforcer *e, const struct enforce_target *target)
 
 	if (!t)
 		return 0;
+	/* What its owner set since our last change is what goes back. A
+	 * task gone fails these, and task_restore() then says so. */
+	if (enforce_task_check(t) == 0) {
+		(void)enforce_adopt_owner_base(e, t);
+		if (t->pinned)
+			(void)enforce_adopt_owner_mask(e, t);
+	}
 	/* Live, we know whether it is stopped now; the record only "ever". */
 	rec = t->rec;
 	rec.stopped = t->stopped;
@@ -390,7 +397,7 @@ void enforcer_drop_all_boosts(struct enforcer *e)
 			/* The deadman undid these already; again from here, in
 			 * case the loop was making one of them as it tripped. */
 			if (t->boost_prio)
-				(void)enforce_unboost(e, &target);
+				(void)enforce_unboost_ours(e, &target);
 			if (t->stopped)
 				(void)enforce_cont(e, &target);
 			t->boost_prio = 0;

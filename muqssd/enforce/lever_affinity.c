@@ -11,7 +11,7 @@
  * before each pin, also when not pinned: the record may be older than
  * the owner's call (taskset right after its exec), and pinning on that
  * old record would overwrite the owner's mask with no trace. */
-static int adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
+int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
 {
 	cpu_set_t cur;
 
@@ -35,7 +35,7 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	r = enforcer_task(e, target, true, &t, &st);
 	if (r < 0)
 		return r;
-	wrote = adopt_owner_mask(e, t);
+	wrote = enforce_adopt_owner_mask(e, t);
 	if (wrote < 0)
 		return wrote;
 	CPU_AND(&want, cpus, &t->rec.affinity);
@@ -65,7 +65,7 @@ int enforce_owner_affinity(struct enforcer *e, pid_t tid, cpu_set_t *ret)
 
 	if (!t || !t->pinned)
 		return sched_getaffinity(tid, sizeof(*ret), ret) < 0 ? -errno : 0;
-	r = adopt_owner_mask(e, t);
+	r = enforce_adopt_owner_mask(e, t);
 	if (r < 0)
 		return r;
 	*ret = t->rec.affinity;
@@ -81,7 +81,7 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, false, &t, &st);
 	if (r < 0 || !t || !t->pinned)
 		return r;
-	r = adopt_owner_mask(e, t);
+	r = enforce_adopt_owner_mask(e, t);
 	if (r < 0 || !t->pinned)
 		return r < 0 ? r : 0;
 	if (sched_setaffinity(t->rec.tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0)

@@ -33,9 +33,75 @@ void enforce_base_attr(const struct enforcer *e, const struct enforce_task *t,
 static int apply_base(struct enforcer *e, struct enforce_task *t)
 {
 	struct sched_attr_v1 a;
+	int r;
 
 	enforce_base_attr(e, t, &a);
-	return sched_attr_set(t->rec.tid, &a);
+	r = sched_attr_set(t->rec.tid, &a);
+	/* sched_setattr() takes no nice with SCHED_IDLE: set apart, or the
+	 * task would show a nice other than ours, taken for its owner's. */
+	if (r == 0 && a.sched_policy == SCHED_IDLE &&
+	    setpriority(PRIO_PROCESS, (id_t)t->rec.tid, t->nice) < 0)
+		r = -errno;
+	return r;
+}
+
+/* The policy the task has when we do not boost it. */
+static int base_policy(const struct enforce_task *t)
+{
+	return t->idle ? SCHED_IDLE : t->rec.policy;
+}
+
+int enforce_adopt_owner_base(struct enforcer *e, struct enforce_task *t)
+{
+	struct sched_attr_v1 cur;
+	int r, policy, nice;
+	bool adopted = false;
+
+	r = sched_attr_get(t->rec.tid, &cur);
+	if (r < 0)
+		return r;
+	policy = (int)cur.sched_policy;
+	nice = cur.sched_nice;
+	if (sched_policy_is_rt(policy)) {
+		/* sched_getattr() shows no nice for a realtime task. */
+		errno = 0;
+		nice = getpriority(PRIO_PROCESS, (id_t)t->rec.tid);
+		if (nice == -1 && errno)
+			return -errno;
+	}
+	if (nice != t->nice) {
+		log_debug("task %d: reniced to %d by its owner, adopting it", (int)t->rec.tid, nice);
+		t->nice = t->rec.nice = nice;
+		adopted = true;
+	}
+	/* Our boost reads SCHED_FIFO; a realtime policy of someone else's
+	 * is refused elsewhere (check_foreign_rt). */
+	if (!sched_policy_is_rt(policy) && policy != base_policy(t)) {
+		log_debug("task %d: policy %d set by its owner, adopting it", (int)t->rec.tid, policy);
+		t->rec.policy = policy;
+		t->idle = false;
+		/* It replaced our boost too. */
+		t->boost_prio = 0;
+		enforce_dm_release(e, &t->dm_boost);
+		adopted = true;
+	}
+	if (!adopted)
+		return 0;
+	r = enforcer_mark(e, t, 0, true);
+	return r < 0 ? r : 1;
+}
+
+int enforce_rebase(struct enforcer *e, const struct enforce_target *target)
+{
+	struct enforce_task *t;
+	struct task_stat st;
+	int r;
+
+	r = enforcer_task(e, target, false, &t, &st);
+	if (r < 0 || !t)
+		return r;
+	r = enforce_adopt_owner_base(e, t);
+	return r < 0 ? r : 0;
 }
 
 /* The deadman learns of a boost before it is made, so that whatever
@@ -74,6 +140,9 @@ static int policy_task(struct enforcer *e, const struct enforce_target *target,
 	if (r < 0)
 		return r;
 	r = check_foreign_rt(e, *ret, &st);
+	if (r < 0)
+		return r;
+	r = enforce_adopt_owner_base(e, *ret);
 	if (r < 0)
 		return r;
 	r = enforcer_mark(e, *ret, STATE_CHANGED_POLICY, false);
@@ -139,7 +208,7 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 	return 0;
 }
 
-int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
+static int unboost(struct enforcer *e, const struct enforce_target *target, bool adopt)
 {
 	struct enforce_task *t;
 	struct task_stat st;
@@ -148,12 +217,28 @@ int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
 	r = enforcer_task(e, target, false, &t, &st);
 	if (r < 0 || !t || !t->boost_prio)
 		return r;
+	/* Its owner's renice or chrt since is the base to go back to. If
+	 * that cannot be read or recorded, the boost ends all the same. */
+	if (adopt)
+		(void)enforce_adopt_owner_base(e, t);
+	if (!t->boost_prio)
+		return 0;
 	r = apply_base(e, t);
 	if (r < 0 && r != -ESRCH)
 		return r;
 	t->boost_prio = 0;
 	enforce_dm_release(e, &t->dm_boost);
 	return r;
+}
+
+int enforce_unboost(struct enforcer *e, const struct enforce_target *target)
+{
+	return unboost(e, target, true);
+}
+
+int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target)
+{
+	return unboost(e, target, false);
 }
 
 int enforce_set_idle(struct enforcer *e, const struct enforce_target *target, bool idle)

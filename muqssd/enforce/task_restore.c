@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -69,7 +70,11 @@ static int restore_policy(const struct state_record *rec, bool slice_supported,
 	r = task_verify(rec->tgid, rec->tid, rec->start_time);
 	if (r < 0)
 		return r;
-	return sched_attr_set(rec->tid, &a);
+	r = sched_attr_set(rec->tid, &a);
+	/* sched_setattr() takes no nice with SCHED_IDLE. */
+	if (r == 0 && rec->policy == SCHED_IDLE && setpriority(PRIO_PROCESS, (id_t)rec->tid, rec->nice) < 0)
+		r = -errno;
+	return r;
 }
 
 static int restore_affinity(const struct state_record *rec)

@@ -124,6 +124,14 @@ void managed_cont(struct loop *l, struct managed_task *m)
 	m->stopped = false;
 }
 
+void managed_rebase(struct loop *l, struct managed_task *m)
+{
+	int r = l->lv.ops->rebase(l->lv.ctx, target_of(m));
+
+	if (r < 0)
+		lever_failed(m, "rebase", r);
+}
+
 int managed_set_nice(struct loop *l, struct managed_task *m, int nice)
 {
 	int r;

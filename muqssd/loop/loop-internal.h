@@ -61,6 +61,7 @@ struct managed_task {
 	 * scope, 10,000 on a busy desktop. */
 	uint8_t boost_prio;	/* 0 when not boosted, else 1..99 */
 	int8_t kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
+	int8_t seen_policy;	/* the last normal policy read or set (not our boost) */
 	bool exempt;		/* never touched: RT by others, config exemption */
 	bool adopted;		/* st is initialised */
 	bool slice_set;
@@ -112,6 +113,8 @@ void managed_read_allowed(struct loop *l, struct managed_task *m);
 void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now);
 void managed_cont(struct loop *l, struct managed_task *m);
 int managed_set_nice(struct loop *l, struct managed_task *m, int nice);
+/* Its owner's renice or chrt becomes what goes back at the end. */
+void managed_rebase(struct loop *l, struct managed_task *m);
 /* managed.c: class change with its kernel side (SCHED_IDLE, SIGCONT). */
 void managed_set_class(struct loop *l, struct managed_task *m, enum sched_class class);
 

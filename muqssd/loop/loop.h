@@ -79,6 +79,9 @@ struct loop_lever_ops {
 	int (*unpin)(void *ctx, const struct enforce_target *t);
 	int (*stop)(void *ctx, const struct enforce_target *t);
 	int (*cont)(void *ctx, const struct enforce_target *t);
+	/* Someone else reniced the task or changed its policy: what they
+	 * set becomes what release and restore put back (enforce_rebase()). */
+	int (*rebase)(void *ctx, const struct enforce_target *t);
 	/* Everything back, record gone; forget: the task exited. */
 	int (*release)(void *ctx, const struct enforce_target *t);
 	void (*forget)(void *ctx, pid_t tid);

@@ -47,6 +47,8 @@ static int set_idle(struct loop *l, struct managed_task *m, bool idle)
 	/* As for nice (managed_set_nice): ours, not an owner's chrt. */
 	if (r == 0 && (idle || m->tt->policy == SCHED_IDLE))
 		m->tt->policy = idle ? SCHED_IDLE : SCHED_OTHER;
+	if (r == 0)
+		m->seen_policy = (int8_t)m->tt->policy;
 	return r;
 }
 
@@ -180,6 +182,7 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 	managed_read_allowed(l, m);
 	m->st.last_cpu = tt->last_cpu >= 0 && tt->last_cpu < l->nr_os_cpus ? l->os_to_cpu[tt->last_cpu] : 0;
 	m->seen_cpu_ns = tt->cpu_ns;
+	m->seen_policy = (int8_t)tt->policy;
 	m->adopted = true;
 	managed_set_class(l, m, inherited_class(l, tt));
 	apply_rule(l, m, rule);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sched_attr.h"
 
 /* CFS's weight for each nice level (kernel/sched/core.c), index nice + 20. */
 static const unsigned cfs_weight[40] = {
@@ -89,6 +90,20 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
 	return only;
 }
 
+/* Someone else changed the task's policy (chrt): the new one is its base;
+ * its class follows it: SCHED_BATCH is MuQSS's batch class, SCHED_OTHER
+ * takes a batch or IDLEPRIO task back to normal (SCHED_IDLE becomes
+ * IDLEPRIO, below). Our boost never gets here: it reads realtime. */
+static void owner_policy(struct loop *l, struct managed_task *m, int policy)
+{
+	m->seen_policy = (int8_t)policy;
+	managed_rebase(l, m);
+	if (policy == SCHED_BATCH && (m->st.class == SCHED_CLASS_NORMAL || m->idle_policy))
+		managed_set_class(l, m, SCHED_CLASS_BATCH);
+	else if (policy == SCHED_OTHER && (m->st.class == SCHED_CLASS_BATCH || m->idle_policy))
+		managed_set_class(l, m, SCHED_CLASS_NORMAL);
+}
+
 /* Brings the core's view of one task up to date with what the tracker
  * just read: charge the CPU it used, queue it if it woke, dequeue it if it
  * sleeps, and move it between the queues and the hogs. */
@@ -114,13 +129,16 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		return;
 	}
 	/* Its owner may renice it (nice, renice) or change its policy
-	 * (chrt, schedtool) under us. */
+	 * (chrt, schedtool) under us: what they set is its new base. */
 	if (tt->nice != (m->kernel_nice == NICE_UNSET ? m->st.nice : m->kernel_nice)) {
 		sched_set_nice(l->core, &m->st, tt->nice);
 		m->kernel_nice = NICE_UNSET;
+		managed_rebase(l, m);
 		if (m->hog)
 			become_hog(l, m, true, now);
 	}
+	if (tt->policy != m->seen_policy && !sched_policy_is_rt(tt->policy))
+		owner_policy(l, m, tt->policy);
 	if (tt->policy == SCHED_IDLE && !m->idle_policy && m->st.class != SCHED_CLASS_IDLEPRIO)
 		managed_set_class(l, m, SCHED_CLASS_IDLEPRIO);
 	delta = tt->cpu_ns > m->seen_cpu_ns ? tt->cpu_ns - m->seen_cpu_ns : 0;

@@ -11,6 +11,7 @@ static const char *const lever_names[FK_NR_LEVERS] = {
 	[FK_NICE] = "nice",   [FK_SLICE] = "slice",	[FK_PIN] = "pin",
 	[FK_UNPIN] = "unpin", [FK_STOP] = "stop",	[FK_CONT] = "cont",
 	[FK_RELEASE] = "release", [FK_FORGET] = "forget", [FK_UNDO] = "undo",
+	[FK_REBASE] = "rebase",
 };
 
 const char *fk_lever_name(enum fk_lever lever)
@@ -316,6 +317,23 @@ static void put_back(struct fk_task *t)
 	t->recorded = false;
 }
 
+/* As the enforcer: what the task shows now is its new original. */
+static int lv_rebase(void *ctx, const struct enforce_target *target)
+{
+	struct fk_task *t;
+	int r;
+
+	t = lever_enter(ctx, FK_REBASE, target->tid, &r);
+	if (!t)
+		return r;
+	if (t->recorded) {
+		t->orig.nice = t->tt.nice;
+		if (!t->boost_prio)
+			t->orig.policy = t->tt.policy;
+	}
+	return 0;
+}
+
 static int lv_release(void *ctx, const struct enforce_target *target)
 {
 	struct fk_task *t;
@@ -397,6 +415,7 @@ const struct loop_lever_ops fk_lever_ops = {
 	.unpin = lv_unpin,
 	.stop = lv_stop,
 	.cont = lv_cont,
+	.rebase = lv_rebase,
 	.release = lv_release,
 	.forget = lv_forget,
 	.owner_affinity = lv_owner_affinity,

@@ -28,6 +28,7 @@ enum fk_lever {
 	FK_RELEASE,
 	FK_FORGET,
 	FK_UNDO,
+	FK_REBASE,
 	FK_NR_LEVERS,
 };
 
