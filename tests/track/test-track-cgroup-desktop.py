@@ -57,8 +57,13 @@ try:
     start_in(app, HELPER, "execstorm", "20", "10", "/bin/sleep", "20")
     start_in(service, HELPER, "execstorm", "20", "10", "/bin/sleep", "20")
     start_in(session, HELPER, "threads", "2", "30000")
-    time.sleep(3)
     s.rel = s.rel + "/user.slice"  # the truth: user.slice's subtree only
+    # The storm starts its programs over some 2 s, longer on a loaded
+    # machine: compare once they all run.
+    deadline = time.monotonic() + 15
+    time.sleep(3)
+    while len(s.proc_tasks()) < 25 and time.monotonic() < deadline:
+        time.sleep(0.2)
     ok, d, detail = s.compare()
     log(f"cgroup v{version}, [scope] cgroup = {s.rel}:", detail)
     table = {t["tid"] for t in d["tasks"]}
