@@ -82,7 +82,13 @@ def main():
         stopped = True
         pid0 = forks_since_boot()
         t0 = time.monotonic()
-        forkers = [s.spawn("/usr/bin/timeout", "-s", "KILL", "30", FORKER, mode, str(n))
+        # On every CPU: the scope's root may carry a pin of the daemon's
+        # (a sleeper armed for its wake-up), which its children inherit and
+        # which the stopped daemon cannot undo; on one CPU the flood may
+        # not fill the socket within STOP_MAX.
+        cpus = f"0-{os.cpu_count() - 1}"
+        forkers = [s.spawn("/usr/bin/timeout", "-s", "KILL", "30", "/usr/bin/taskset", "-c", cpus,
+                           FORKER, mode, str(n))
                    for mode, n in FORKERS]
         # Spawned mid-stop: tasks the daemon can only learn of from the rescan.
         late = [s.spawn("/usr/bin/timeout", "-s", "KILL", "100", "/bin/sleep", "90")
