@@ -39,9 +39,11 @@ try:
     os.mkdir(service)
 
     def start_in(cgdir, *argv):
-        pid = s.spawn("/usr/bin/timeout", "-s", "KILL", "60", *argv)
-        s.move(pid, cgdir)
-        return pid
+        # The program joins its cgroup before it execs: moving timeout(1)
+        # after the spawn raced its child, and a launcher that forks at
+        # once (the storm) left its programs in the old cgroup.
+        return s.spawn("/usr/bin/timeout", "-s", "KILL", "60", "/bin/sh", "-c",
+                       'echo $$ > "$0/cgroup.procs" && exec "$@"', cgdir, *argv)
 
     # Before muqssd: found by the start-up scan (or not, in system.slice).
     start_in(session, HELPER, "threads", "3", "30000")
