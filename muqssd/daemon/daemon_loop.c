@@ -395,6 +395,10 @@ int daemon_loop_start(struct daemon *d)
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 1, on_tick, d);
 	if (r < 0)
 		return log_error_errno(r, "cannot arm the scheduler tick: %m");
+	/* A tick that is due goes before any client's request (a flood of
+	 * them would hold every boost unchecked), right after the proc
+	 * connector's events, which keep the table fresh for it. */
+	(void)sd_event_source_set_priority(d->tick, SD_EVENT_PRIORITY_IMPORTANT + 1);
 	log_info("scheduler: %d CPUs, rr_interval %u ms, EEVDF slice %s", loop_nr_cpus(d->loop),
 		 d->config.tunables.rr_interval_ms,
 		 enforce_slice_supported(d->enf) ? "supported" : "unsupported");

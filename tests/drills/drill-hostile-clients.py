@@ -273,8 +273,12 @@ def main():
         assert s["rss_after_kib"] <= s["rss_base_kib"] * 1.10, \
             f"RSS {s['rss_after_kib']} KiB, baseline {s['rss_base_kib']} KiB"
     cm, sm = c["probe"]["missed_pct"], s["probe"]["missed_pct"]
-    # Noise on a shared 2-CPU machine: a couple of points, or double a tiny rate.
-    assert sm <= max(cm * 2, cm + 2.0), f"frame misses {sm}% under the storm, {cm}% without"
+    # Noise on a shared 2-CPU machine: a couple of points, or double a tiny
+    # rate. Frames are timing, like latency: the plain build's to assert (an
+    # ASan daemon serving the flood runs past its tick's bound, and the
+    # deadman then drops the probe's boost).
+    if not s["asan"]:
+        assert sm <= max(cm * 2, cm + 2.0), f"frame misses {sm}% under the storm, {cm}% without"
     print(f"probe missed: control {cm}%, storm {sm}%; flood {s['flood_rate']:.0f} req/s;"
           f" RSS {s['rss_base_kib']} -> peak {s['rss_peak_kib']} -> {s['rss_after_kib']} KiB")
     print("1 passed, 0 failed")
