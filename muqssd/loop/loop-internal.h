@@ -86,6 +86,10 @@ struct loop {
 	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
 	unsigned *pinned_hogs;	/* per CPU: runnable hogs allowed only there */
 	unsigned float_hogs;	/* runnable hogs allowed on several CPUs */
+	/* The same two, as the last tick left them: contention seen then
+	 * still counts for tasks visited before this tick's hogs. */
+	unsigned *last_pinned_hogs;
+	unsigned last_float_hogs;
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;

@@ -340,9 +340,10 @@ int loop_new(struct loop **ret, struct hwloc_topology *topo, const struct config
 	l->resched = calloc(n, sizeof(bool));
 	l->hogs = calloc(n, sizeof(unsigned));
 	l->pinned_hogs = calloc(n, sizeof(unsigned));
+	l->last_pinned_hogs = calloc(n, sizeof(unsigned));
 	l->wake_boosts = calloc(n, sizeof(unsigned));
 	l->os_to_cpu = calloc((size_t)l->nr_os_cpus, sizeof(int));
-	if (!l->resched || !l->hogs || !l->pinned_hogs || !l->wake_boosts || !l->os_to_cpu) {
+	if (!l->resched || !l->hogs || !l->pinned_hogs || !l->last_pinned_hogs || !l->wake_boosts || !l->os_to_cpu) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -372,6 +373,7 @@ struct loop *loop_free(struct loop *l)
 	free(l->resched);
 	free(l->hogs);
 	free(l->pinned_hogs);
+	free(l->last_pinned_hogs);
 	free(l->os_to_cpu);
 	free(l->wake_boosts);
 	free(l->armable);

@@ -90,6 +90,42 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
 	return only;
 }
 
+/* True if a hog may hold a CPU m may use, this tick or the last. Only
+ * then does the kernel keep a waking normal task waiting behind work
+ * MuQSS would put after it: among sleepers alone, EEVDF with our slice
+ * orders them as well as the core would, and a pin and a boost would
+ * only cost (FIFO between threads that hand work to each other
+ * serialises them; a pin keeps a thread off an idle CPU). */
+static bool contended_for(const struct loop *l, const struct managed_task *m)
+{
+	if (l->float_hogs || l->last_float_hogs)
+		return true;
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		if ((l->pinned_hogs[cpu] || l->last_pinned_hogs[cpu]) && sched_task_allows(&m->st, cpu))
+			return true;
+	return false;
+}
+
+/* Whether the core should queue m now it runs. ISO must beat normal work
+ * and IDLEPRIO must yield to it whatever the load; normal and batch
+ * work only where a hog contends with it. */
+static bool worth_queueing(const struct loop *l, const struct managed_task *m)
+{
+	return (m->st.class != SCHED_CLASS_NORMAL && m->st.class != SCHED_CLASS_BATCH) ||
+	       contended_for(l, m);
+}
+
+/* Hands m back to the kernel: off the core, unboosted, unpinned. */
+static void release_to_kernel(struct loop *l, struct managed_task *m, uint64_t now)
+{
+	if (m->st.running)
+		l->resched[m->st.cpu] = true;
+	if (m->st.queued || m->st.running)
+		sched_dequeue(l->core, &m->st);
+	managed_unboost(l, m);
+	managed_unpin(l, m, now);
+}
+
 /* Someone else changed the task's policy (chrt): the new one is its base;
  * its class follows it: SCHED_BATCH is MuQSS's batch class, SCHED_OTHER
  * takes a batch or IDLEPRIO task back to normal (SCHED_IDLE becomes
@@ -216,7 +252,12 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		}
 		return;
 	}
-	if (runnable && !m->st.queued && !m->st.running) {
+	if (!worth_queueing(l, m)) {
+		/* Left to the kernel; what we pinned or boosted under
+		 * contention goes back once it is over. */
+		if (m->st.queued || m->st.running || m->boost_prio || m->pinned_cpu >= 0)
+			release_to_kernel(l, m, now);
+	} else if (runnable && !m->st.queued && !m->st.running) {
 		int preempt = -1, cpu;
 
 		cpu = sched_wake(l->core, &m->st, now, &preempt);
@@ -238,7 +279,7 @@ bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now)
 	/* Only what each tick reads (the active list) may be in the core:
 	 * nothing else would ever be charged or demoted. */
 	if (!m->adopted || m->exempt || m->hog || m->st.queued || m->st.running ||
-	    m->tt->state != 'R' || !m->tt->active || m->tt->stale)
+	    m->tt->state != 'R' || !m->tt->active || m->tt->stale || !worth_queueing(l, m))
 		return false;
 	return sched_wake(l->core, &m->st, now, &preempt) >= 0;
 }
@@ -265,6 +306,31 @@ static void switch_cpu(struct loop *l, int cpu, uint64_t now)
 		managed_boost(l, next, BOOST_RUN);
 }
 
+/* Where a sleeper would wake: where we pinned it, else where it last
+ * ran if its owner still allows that (a task the kernel ran knows its
+ * CPU only from its exec), else its first allowed CPU. */
+static int wait_cpu(const struct loop *l, const struct managed_task *m)
+{
+	if (m->pinned_cpu >= 0)
+		return m->pinned_cpu;
+	if (m->st.last_cpu >= 0 && m->st.last_cpu < l->nr_cpus &&
+	    sched_task_allows(&m->st, m->st.last_cpu))
+		return m->st.last_cpu;
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
+		if (sched_task_allows(&m->st, cpu))
+			return cpu;
+	return -1;
+}
+
+/* Whether m, woken on cpu, should run before what runs there: a worse
+ * key, or only hogs (any wake-up beats a task that used up its slice). */
+static bool wake_beats(const struct loop *l, const struct managed_task *m, int cpu)
+{
+	struct sched_task *curr = sched_running(l->core, cpu);
+
+	return curr ? m->st.key < curr->key : l->hogs[cpu] > 0 || l->float_hogs > 0;
+}
+
 /* Collects the sleepers worth a wake-up boost: recently active ones
  * whose key beats what their CPU runs (or whose CPU runs only hogs, as
  * any wake-up beats a task that used up its slice). The rest, and hogs,
@@ -273,20 +339,18 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 {
 	struct loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
-	struct sched_task *curr;
 	int cpu;
 
 	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
 		return;
-	cpu = m->pinned_cpu >= 0 ? m->pinned_cpu : m->st.last_cpu;
+	cpu = wait_cpu(l, m);
 	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
 	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
 	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);
 		return;
 	}
-	curr = sched_running(l->core, cpu);
-	if (curr ? m->st.key >= curr->key : l->hogs[cpu] == 0 && l->float_hogs == 0) {
+	if (!wake_beats(l, m, cpu)) {
 		managed_unboost(l, m);
 		return;
 	}
@@ -329,11 +393,20 @@ static void arm_sleepers(struct loop *l)
 		qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
 	for (size_t i = 0; i < l->nr_armable; i++) {
 		struct managed_task *m = l->armable[i];
+		int cpu = m->arm_cpu;
 
-		if (l->wake_boosts[m->arm_cpu] < WAKE_BOOST_MAX &&
-		    managed_pin(l, m, m->arm_cpu, l->last_tick_ns) != -EINVAL) {
+		/* Spread over the CPUs where a wake-up would win: two
+		 * threads woken together (a dispatcher's workers) waiting
+		 * boosted on one CPU would run one after the other, in
+		 * FIFO, while the other CPU runs a hog. */
+		for (int c = 0; c < l->nr_cpus; c++)
+			if (l->wake_boosts[c] < l->wake_boosts[cpu] && sched_task_allows(&m->st, c) &&
+			    wake_beats(l, m, c))
+				cpu = c;
+		if (l->wake_boosts[cpu] < WAKE_BOOST_MAX &&
+		    managed_pin(l, m, cpu, l->last_tick_ns) != -EINVAL) {
 			managed_boost(l, m, BOOST_WAKE);
-			l->wake_boosts[m->arm_cpu]++;
+			l->wake_boosts[cpu]++;
 			if (slice_left(&m->st) < l->armed_slice_ns)
 				l->armed_slice_ns = slice_left(&m->st);
 		} else {
@@ -433,7 +506,9 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	memset(l->resched, l->reboost, sizeof(bool) * (size_t)l->nr_cpus);
 	l->reboost = false;
 	memset(l->hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	memcpy(l->last_pinned_hogs, l->pinned_hogs, sizeof(unsigned) * (size_t)l->nr_cpus);
 	memset(l->pinned_hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	l->last_float_hogs = l->float_hogs;
 	l->float_hogs = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	l->src.ops->refresh(l->src.ctx, now, budget);

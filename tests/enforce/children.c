@@ -1,6 +1,7 @@
 #include "children.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +20,17 @@ static pid_t children[MAX_CHILDREN];
 
 pid_t child_spawn(bool spin, unsigned secs)
 {
+	int closed[2];
 	pid_t pid;
 	size_t i;
+	char c;
 
 	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
 		;
 	check(i < MAX_CHILDREN);
+	/* The pipe's end is closed with the rest: once the read sees EOF the
+	 * child holds nothing of ours, even if it is stopped right after. */
+	check(pipe2(closed, O_CLOEXEC) == 0);
 	pid = fork();
 	check(pid >= 0);
 	if (pid == 0) {
@@ -38,6 +44,10 @@ pid_t child_spawn(bool spin, unsigned secs)
 		for (;;)
 			pause();
 	}
+	close(closed[1]);
+	while (read(closed[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(closed[0]);
 	children[i] = pid;
 	return pid;
 }

@@ -19,6 +19,15 @@ const char *fk_lever_name(enum fk_lever lever)
 	return lever_names[lever];
 }
 
+struct fk_task *fk_add_hog(struct fake_kernel *fk, pid_t tid)
+{
+	struct fk_task *t = fk_add(fk, tid, tid, 1, "hog");
+
+	t->keep_active = true;
+	fk_set_state(fk, tid, 'R', 1000);
+	return t;
+}
+
 struct fk_task *fk_get(struct fake_kernel *fk, pid_t tid)
 {
 	for (int i = 0; i < FK_MAX_TASKS; i++)

@@ -96,6 +96,10 @@ void fk_done(struct fake_kernel *fk);
  * for TRACKER_IDLE_AFTER_NS, as in the tracker), owner mask every CPU. */
 struct fk_task *fk_add(struct fake_kernel *fk, pid_t tid, pid_t tgid, pid_t ppid, const char *comm);
 struct fk_task *fk_get(struct fake_kernel *fk, pid_t tid);
+/* A task that burns a whole CPU for good: once the loop has seen it use
+ * a slice it is a hog, and the loop acts on everything it may contend
+ * with. Without one, normal work is left to the kernel. */
+struct fk_task *fk_add_hog(struct fake_kernel *fk, pid_t tid);
 /* Takes it out of the table (call loop_task_exit() first). */
 void fk_remove(struct fake_kernel *fk, pid_t tid);
 

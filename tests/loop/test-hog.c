@@ -9,8 +9,9 @@
 
 static struct fake_kernel fk;
 
-/* A nice 0 hog on 2 CPUs: boosted and pinned at first, a hog once it
- * has used its 6 ms slice, pinned and boosted again after a sleep. */
+/* A nice 0 task alone on 2 CPUs: nothing contends with it, so the kernel
+ * runs it at once and the loop touches nothing; it is a hog once it has
+ * used its 6 ms slice, and interactive again after a sleep. */
 static void test_hog_and_back(void)
 {
 	struct fk_task *a;
@@ -23,10 +24,10 @@ static void test_hog_and_back(void)
 
 	fk_tick(&fk, 1 * MS);
 	v = fk_view(&fk, 100);
-	CHECK(v.running);
+	CHECK(!v.running);
 	CHECK(!v.hog);
-	CHECK_EQ(a->boost_prio, BOOST_RUN);
-	CHECK(a->pinned);
+	CHECK_EQ(a->boost_prio, 0);
+	CHECK(!a->pinned);
 	CHECK_EQ(a->calls[FK_NICE], 0);
 
 	/* 6 ms of CPU without a sleep: a hog. */
@@ -38,7 +39,7 @@ static void test_hog_and_back(void)
 	CHECK_EQ(a->boost_prio, 0);
 	CHECK(!a->pinned);
 	CHECK_EQ(a->calls[FK_NICE], 0); /* nice 0 keeps the kernel's weight */
-	CHECK_EQ(loop_counters(fk.loop)->boosts, 1);
+	CHECK_EQ(loop_counters(fk.loop)->boosts, 0);
 
 	/* It stays one while it keeps running, at no further cost. */
 	fk_reset_calls(&fk);
@@ -55,13 +56,72 @@ static void test_hog_and_back(void)
 	CHECK(!v.found);
 	CHECK(!v.hog);
 
-	/* It wakes: queued, pinned, boosted. */
+	/* It wakes, still alone: left to the kernel. */
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_tick(&fk, 10 * MS);
 	v = fk_view(&fk, 100);
-	CHECK(v.running);
-	CHECK_EQ(a->boost_prio, BOOST_RUN);
-	CHECK(a->pinned);
+	CHECK(!v.running);
+	CHECK_EQ(a->boost_prio, 0);
+	CHECK(!a->pinned);
+	CHECK_EQ(fk_calls_total(&fk), 0);
+	fk_done(&fk);
+}
+
+/* Sleepers that only wake each other (a pipeline, hackbench) on 2 CPUs:
+ * no hog, so the kernel orders them and the loop makes no call at all.
+ * A hog arrives: their wake-ups are queued, pinned and boosted. It
+ * leaves: every pin and boost goes back within two ticks. */
+static void test_contention_comes_and_goes(void)
+{
+	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
+	unsigned boosted = 0, pinned = 0;
+
+	fk_init(&fk, "pu:2");
+	for (int i = 0; i < 6; i++)
+		fk_add(&fk, s[i], s[i], 1, "chatty");
+	fk_add(&fk, 100, 100, 1, "hog");
+	fk_start(&fk, 1000 * MS);
+	for (int round = 0; round < 50; round++) {
+		/* Each asks for our slice once, when it has done some work. */
+		if (round == 10) {
+			for (int i = 0; i < 6; i++)
+				CHECK_EQ(fk_get(&fk, s[i])->calls[FK_SLICE], 1);
+			fk_reset_calls(&fk);
+		}
+		for (int i = 0; i < 6; i++) {
+			fk_set_state(&fk, s[i], 'R', 300);
+			fk_set_state(&fk, s[(i + 3) % 6], 'S', 0);
+			fk_tick(&fk, 2 * MS);
+		}
+	}
+	CHECK_EQ(fk_calls_total(&fk), 0);
+	CHECK_EQ(loop_counters(fk.loop)->boosts, 0);
+
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	for (int round = 0; round < 5; round++)
+		for (int i = 0; i < 6; i++) {
+			fk_set_state(&fk, s[i], 'R', 300);
+			fk_set_state(&fk, s[(i + 3) % 6], 'S', 0);
+			fk_tick(&fk, 2 * MS);
+			boosted += fk_get(&fk, s[i])->boost_prio != 0;
+			pinned += fk_get(&fk, s[i])->pinned;
+		}
+	CHECK(boosted > 0);
+	CHECK(pinned > 0);
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, 0);
+
+	fk_set_state(&fk, 100, 'S', 0);
+	for (int i = 0; i < 6; i++)
+		fk_set_state(&fk, s[i], 'R', 300);
+	fk_tick(&fk, 2 * MS);
+	fk_tick(&fk, 2 * MS);
+	for (int i = 0; i < 6; i++) {
+		CHECK_EQ(fk_get(&fk, s[i])->boost_prio, 0);
+		CHECK(!fk_get(&fk, s[i])->pinned);
+		CHECK(!fk_view(&fk, s[i]).running);
+	}
 	fk_done(&fk);
 }
 
@@ -133,6 +193,7 @@ static void test_sleeper_beside_hogs(void)
 int main(void)
 {
 	test_hog_and_back();
+	test_contention_comes_and_goes();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
 	return CHECK_EXIT();

@@ -32,7 +32,7 @@ static bool all_cpus(const cpu_set_t *set)
 	return CPU_COUNT(set) == fk.nr_os_cpus;
 }
 
-/* The parent runs pinned with our slice: a child process and a thread
+/* The parent runs pinned (beside a hog) with our slice: a child process and a thread
  * both get its owner's mask back, and the slice checked. */
 static void test_pin_and_slice(void)
 {
@@ -40,7 +40,9 @@ static void test_pin_and_slice(void)
 
 	fk_init(&fk, "pu:2");
 	p = fk_add(&fk, 300, 300, 1, "parent");
+	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
+	fk_run(&fk, 50 * MS);
 	fk_set_state(&fk, 300, 'R', 500);
 	fk_tick(&fk, 4 * MS);
 	CHECK(p->pinned);
@@ -111,8 +113,12 @@ static void test_recent_unpin(void)
 	fk_init(&fk, "pu:2");
 	fk.slice_supported = false;
 	p = fk_add(&fk, 300, 300, 1, "parent");
+	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
+	fk_run(&fk, 50 * MS);
 	fk_set_state(&fk, 300, 'R', 1000);
+	fk_tick(&fk, 2 * MS);
+	CHECK(p->pinned); /* queued beside the hog */
 	while (!fk_view(&fk, 300).hog)
 		fk_tick(&fk, 2 * MS);
 	CHECK(!p->pinned);

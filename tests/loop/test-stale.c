@@ -132,7 +132,7 @@ static void test_stale_sleeper_unboosted(void)
 	fk_done(&fk);
 }
 
-/* The deadman dropped every boost and resumed every stopped task: the
+/* Beside a hog, the deadman dropped every boost and resumed every stopped task: the
  * next tick boosts each CPU's pick again, arms the sleepers again, and
  * gates the IDLEPRIO process anew (a stop, not a cont). */
 static void test_boosts_dropped(void)
@@ -144,7 +144,9 @@ static void test_boosts_dropped(void)
 	b = fk_add(&fk, 101, 101, 1, "b");
 	s = fk_add(&fk, 102, 102, 1, "sleeper");
 	p = fk_add(&fk, 300, 300, 1, "idle");
+	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
+	fk_run(&fk, 50 * MS);
 	CHECK_EQ(loop_set_class(fk.loop, 300, 0, SCHED_CLASS_IDLEPRIO, false, 0, (char[64]){ 0 }, 64), 0);
 	fk_set_state(&fk, 100, 'R', 100);
 	fk_set_state(&fk, 101, 'R', 100);

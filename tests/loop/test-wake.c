@@ -119,6 +119,31 @@ static void test_cap_per_cpu(void)
 	fk_done(&fk);
 }
 
+/* Two hogs free to run anywhere, and two workers that last ran on CPU 0
+ * (a dispatcher wakes both at once): they wait boosted on different
+ * CPUs, so neither runs behind the other while a hog holds the other
+ * CPU. */
+static void test_spread(void)
+{
+	pid_t w[2] = { 200, 201 };
+
+	fk_init(&fk, "pu:2");
+	fk_add_hog(&fk, 100);
+	fk_add_hog(&fk, 101);
+	fk_add(&fk, w[0], w[0], 1, "worker");
+	fk_add(&fk, w[1], w[0], 1, "worker");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK(fk_view(&fk, 101).hog);
+	for (int round = 0; round < 20; round++) {
+		run_each_once(w, 2);
+		CHECK_EQ(boosted_at(w, 2, BOOST_WAKE), 2);
+		CHECK(fk_pinned_cpu(fk_get(&fk, w[0])) != fk_pinned_cpu(fk_get(&fk, w[1])));
+	}
+	fk_done(&fk);
+}
+
 /* Nothing to preempt: no hog, nothing running. A sleeper waits
  * unboosted, and costs no system call while it sleeps. */
 static void test_no_boost_when_idle(void)
@@ -164,6 +189,7 @@ int main(void)
 {
 	test_cap_one_cpu();
 	test_cap_per_cpu();
+	test_spread();
 	test_no_boost_when_idle();
 	test_wake_runs();
 	return CHECK_EXIT();
