@@ -50,6 +50,7 @@ struct managed_task {
 	struct enforce_target target;
 	LIST_ENTRY(managed_task) idle_link; /* IDLEPRIO main threads */
 	uint64_t seen_cpu_ns;
+	uint32_t seen_nvcsw;	/* the source's count of its blocking switches */
 	uint64_t last_ran_ns;
 	uint64_t stopped_since_ns;
 	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */

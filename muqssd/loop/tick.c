@@ -189,8 +189,12 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (m->st.class == SCHED_CLASS_IDLEPRIO && (tt->state == 'D') != m->st.idle_promoted)
 		sched_set_idle_promoted(l->core, &m->st, tt->state == 'D');
 	runnable = tt->state == 'R';
-	if (!runnable)
+	/* A hog is a task that used its slice without sleeping. A busy
+	 * worker that blocks between requests is found R at every tick;
+	 * only its voluntary switches tell that it slept. */
+	if (!runnable || tt->nvcsw != m->seen_nvcsw)
 		m->slept = true;
+	m->seen_nvcsw = tt->nvcsw;
 	/* EEVDF's slice request is the kernel's own rr_interval: ask for ours
 	 * once the task has done some work. Sleepers and threads that ran a
 	 * moment at their birth cost neither a system call nor a record. */

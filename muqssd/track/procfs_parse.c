@@ -156,6 +156,9 @@ int procfs_parse_status(const char *text, struct procfs_status *ret)
 		return -EINVAL;
 	ret->rgid = (gid_t)a;
 	ret->egid = (gid_t)b;
+	p = find_line(text, "voluntary_ctxt_switches:");
+	if (p && sscanf(p, "%lu", &a) == 1)
+		ret->nvcsw = a;
 	return 0;
 }
 

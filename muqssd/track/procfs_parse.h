@@ -36,6 +36,7 @@ struct procfs_status {
 	pid_t tgid;
 	uid_t ruid, euid;
 	gid_t rgid, egid;
+	uint64_t nvcsw;		/* voluntary_ctxt_switches; 0 when missing */
 };
 
 int procfs_parse_status(const char *text, struct procfs_status *ret);

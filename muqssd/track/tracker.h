@@ -65,6 +65,10 @@ struct tracked_task {
 	uint64_t added_ns;
 	uint32_t seen_gen;	/* low bits of the rescan generation */
 	uint32_t timeslices;	/* low bits, from schedstat: only compared */
+	/* Low bits of its voluntary context switches (status), only
+	 * compared: they grow each time it blocks, however briefly, which
+	 * no sampling of its state can see. Read when schedstat moves. */
+	uint32_t nvcsw;
 	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */

@@ -125,6 +125,7 @@ static void apply_reads(struct tracked_task *task, const struct procfs_status *s
 {
 	if (st->state)
 		task->state = st->state;
+	task->nvcsw = (uint32_t)st->nvcsw;
 	if (!task->stat_ns || now - task->stat_ns >= TRACKER_STAT_MAX_AGE_NS) {
 		read_policy(task);
 		task->stat_ns = now;

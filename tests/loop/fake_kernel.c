@@ -91,6 +91,10 @@ static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget)
 
 		if (!t->used || t->tt.stale)
 			continue;
+		/* Each sleep is a voluntary switch. */
+		if ((t->tt.state == 'R' && t->want_state != 'R' && !t->stopped) ||
+		    (t->want_state == 'R' && t->blocks))
+			t->tt.nvcsw++;
 		t->tt.state = t->stopped ? 'T' : t->want_state;
 		if (t->tt.state == 'R' && t->burn_permille) {
 			t->tt.cpu_ns += dt * t->burn_permille / 1000;

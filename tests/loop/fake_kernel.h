@@ -41,6 +41,10 @@ struct fk_task {
 	unsigned burn_permille;
 	const char *exe;
 	bool keep_active;	/* never moved to the idle list */
+	/* In R, it blocks a moment between any two refreshes (a worker
+	 * between requests): its voluntary switches grow, its state read
+	 * is R. */
+	bool blocks;
 	uint64_t refreshed_cpu_ns;
 	cpu_set_t owner;	/* the owner's affinity (owner_affinity, pin) */
 	/* What the levers made of it. */

@@ -125,6 +125,35 @@ static void test_contention_comes_and_goes(void)
 	fk_done(&fk);
 }
 
+/* A worker that blocks between requests, beside a hog on one CPU: each
+ * tick finds it R and it uses 80% of the CPU, but its voluntary switches
+ * grow, so it never is a hog and its wake-ups stay queued ahead of the
+ * hog's. */
+static void test_busy_worker_is_no_hog(void)
+{
+	struct fk_task *w;
+
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	w = fk_add(&fk, 200, 200, 1, "worker");
+	w->blocks = true;
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	fk_set_state(&fk, 200, 'R', 800);
+	fk_run(&fk, 300 * MS);
+	CHECK(!fk_view(&fk, 200).hog);
+	CHECK(fk_view(&fk, 200).running);
+	CHECK_EQ(w->boost_prio, BOOST_RUN);
+
+	/* The same without blocking: a hog within a slice. */
+	w->blocks = false;
+	fk_run(&fk, 50 * MS);
+	CHECK(fk_view(&fk, 200).hog);
+	CHECK_EQ(w->boost_prio, 0);
+	fk_done(&fk);
+}
+
 /* A nice 5 hog runs at the kernel nice whose CFS weight gives MuQSS's
  * share, and gets its own nice back when it sleeps. */
 static void test_hog_nice(void)
@@ -194,6 +223,7 @@ int main(void)
 {
 	test_hog_and_back();
 	test_contention_comes_and_goes();
+	test_busy_worker_is_no_hog();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
 	return CHECK_EXIT();

@@ -71,12 +71,16 @@ static void test_status(void)
 	static const char text[] =
 		"Name:\tcat\nUmask:\t0022\nState:\tR (running)\nTgid:\t4321\nNgid:\t0\n"
 		"Pid:\t4322\nPPid:\t100\nTracerPid:\t0\nUid:\t1000\t65534\t1000\t1000\n"
-		"Gid:\t100\t101\t100\t100\nFDSize:\t64\n";
+		"Gid:\t100\t101\t100\t100\nFDSize:\t64\n"
+		"voluntary_ctxt_switches:\t4096\nnonvoluntary_ctxt_switches:\t7\n";
 	struct procfs_status s;
 
 	CHECK(procfs_parse_status(text, &s) == 0);
 	CHECK(s.tgid == 4321 && s.ruid == 1000 && s.euid == 65534);
 	CHECK(s.rgid == 100 && s.egid == 101);
+	CHECK(s.nvcsw == 4096);
+	CHECK(procfs_parse_status("Tgid:\t1\nUid:\t0 0 0 0\nGid:\t0 0 0 0\n", &s) == 0);
+	CHECK(s.nvcsw == 0);
 	CHECK(procfs_parse_status("Name:\tx\nTgid:\t1\n", &s) < 0);
 	CHECK(procfs_parse_status("", &s) < 0);
 }
