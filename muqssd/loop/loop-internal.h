@@ -31,6 +31,24 @@
 _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 	       "wait boosts must be dropped while the tick still visits the task");
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
+/* How long a task must have been a hog before it makes contention that
+ * the loop acts on. Threads that hand work to each other (hackbench)
+ * sometimes run a slice without blocking, and are hogs for a moment:
+ * queueing and boosting everything around them for that moment is what
+ * made hackbench 1.5 times slower. A CPU-bound task is a hog for good. */
+#define HOG_SETTLED_NS (50ULL * 1000 * 1000)
+/* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
+ * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
+ * shells, a thread pool). The kernel orders so many equals as well as
+ * the core would, and a pin and a boost for each would cost more than
+ * any of them gains (hackbench: 1.5 times slower, 30% of a CPU for us).
+ * Normal work is then left to the kernel; ISO is how a task keeps its
+ * edge in one. The tick slows to TICK_SWARM_NS meanwhile. */
+#define SWARM_PER_CPU 16
+#define SWARM_WINDOW_NS (50ULL * 1000 * 1000)
+#define TICK_SWARM_NS (100ULL * 1000 * 1000)
+#define CONTEND_NONE (-2)
+#define CONTEND_FLOAT (-1)
 /* No pin this soon after an exec: launchers (taskset, numactl) set their
  * own mask right after theirs, and an owner's mask equal to our pin
  * cannot be told from it, so it would be lost at the unpin. */
@@ -52,6 +70,7 @@ struct managed_task {
 	uint64_t seen_cpu_ns;
 	uint32_t seen_nvcsw;	/* the source's count of its blocking switches */
 	uint64_t last_ran_ns;
+	uint64_t hog_since_ns;
 	uint64_t stopped_since_ns;
 	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
 	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
@@ -63,6 +82,10 @@ struct managed_task {
 	uint8_t boost_prio;	/* 0 when not boosted, else 1..99 */
 	int8_t kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
 	int8_t seen_policy;	/* the last normal policy read or set (not our boost) */
+	/* Where it counted as a settled hog, this tick and the last:
+	 * CONTEND_NONE, CONTEND_FLOAT or the one CPU it may use. A task
+	 * never contends with itself. */
+	int16_t contend_cpu, contend_prev;
 	bool exempt;		/* never touched: RT by others, config exemption */
 	bool adopted;		/* st is initialised */
 	bool slice_set;
@@ -87,10 +110,13 @@ struct loop {
 	unsigned *hogs;		/* per CPU: runnable hogs seen there this tick */
 	unsigned *pinned_hogs;	/* per CPU: runnable hogs allowed only there */
 	unsigned float_hogs;	/* runnable hogs allowed on several CPUs */
-	/* The same two, as the last tick left them: contention seen then
-	 * still counts for tasks visited before this tick's hogs. */
-	unsigned *last_pinned_hogs;
-	unsigned last_float_hogs;
+	/* The same two for settled hogs only (HOG_SETTLED_NS): counted
+	 * this tick, and as the last tick left them, which is what the loop
+	 * acts on (contended_for). */
+	unsigned *settled_pinned, *contend_pinned;
+	unsigned settled_float, contend_float;
+	unsigned recent_sleepers;	/* this tick: for the swarm test */
+	bool swarm;			/* as the last tick found */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;

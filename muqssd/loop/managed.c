@@ -161,6 +161,7 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 		tt->sched_data = m;
 		m->pinned_cpu = -1;
 		m->kernel_nice = NICE_UNSET;
+		m->contend_cpu = m->contend_prev = CONTEND_NONE;
 	}
 	m->tt = tt;
 	m->target = (struct enforce_target){ .tid = tt->tid, .tgid = tt->tgid,
@@ -340,10 +341,12 @@ int loop_new(struct loop **ret, struct hwloc_topology *topo, const struct config
 	l->resched = calloc(n, sizeof(bool));
 	l->hogs = calloc(n, sizeof(unsigned));
 	l->pinned_hogs = calloc(n, sizeof(unsigned));
-	l->last_pinned_hogs = calloc(n, sizeof(unsigned));
+	l->settled_pinned = calloc(n, sizeof(unsigned));
+	l->contend_pinned = calloc(n, sizeof(unsigned));
 	l->wake_boosts = calloc(n, sizeof(unsigned));
 	l->os_to_cpu = calloc((size_t)l->nr_os_cpus, sizeof(int));
-	if (!l->resched || !l->hogs || !l->pinned_hogs || !l->last_pinned_hogs || !l->wake_boosts || !l->os_to_cpu) {
+	if (!l->resched || !l->hogs || !l->pinned_hogs || !l->settled_pinned || !l->contend_pinned ||
+	    !l->wake_boosts || !l->os_to_cpu) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -373,7 +376,8 @@ struct loop *loop_free(struct loop *l)
 	free(l->resched);
 	free(l->hogs);
 	free(l->pinned_hogs);
-	free(l->last_pinned_hogs);
+	free(l->settled_pinned);
+	free(l->contend_pinned);
 	free(l->os_to_cpu);
 	free(l->wake_boosts);
 	free(l->armable);

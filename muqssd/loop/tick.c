@@ -41,7 +41,9 @@ static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_
 	int want;
 
 	m->hog = hog;
+	log_debug("hog %d: %s", (int)m->target.tid, hog ? "yes" : "no");
 	if (hog) {
+		m->hog_since_ns = now;
 		sched_dequeue(l->core, &m->st);
 		managed_unboost(l, m);
 		managed_unpin(l, m, now);
@@ -90,7 +92,8 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
 	return only;
 }
 
-/* True if a hog may hold a CPU m may use, this tick or the last. Only
+/* True if a settled hog may hold a CPU m may use (as the last tick saw
+ * them). Only
  * then does the kernel keep a waking normal task waiting behind work
  * MuQSS would put after it: among sleepers alone, EEVDF with our slice
  * orders them as well as the core would, and a pin and a boost would
@@ -98,10 +101,12 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
  * serialises them; a pin keeps a thread off an idle CPU). */
 static bool contended_for(const struct loop *l, const struct managed_task *m)
 {
-	if (l->float_hogs || l->last_float_hogs)
+	if (l->swarm)
+		return false;
+	if (l->contend_float > (m->contend_prev == CONTEND_FLOAT))
 		return true;
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
-		if ((l->pinned_hogs[cpu] || l->last_pinned_hogs[cpu]) && sched_task_allows(&m->st, cpu))
+		if (l->contend_pinned[cpu] > (m->contend_prev == cpu) && sched_task_allows(&m->st, cpu))
 			return true;
 	return false;
 }
@@ -153,6 +158,8 @@ static void account_task(struct tracked_task *tt, void *userdata)
 
 	if (!m || m->exempt || !m->adopted)
 		return;
+	m->contend_prev = m->contend_cpu;
+	m->contend_cpu = CONTEND_NONE;
 	/* What it does now is unknown (see tracked_task.stale): pinned or
 	 * boosted on stale facts it could hold a CPU, or wait behind one,
 	 * for as long. It gets neither until it reads again. */
@@ -248,14 +255,24 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		if (runnable) {
 			int only = only_cpu(l, &m->st);
 
+			bool settled = now - m->hog_since_ns >= HOG_SETTLED_NS;
+
 			l->hogs[task_cpu(l, m)]++;
-			if (only >= 0)
+			if (only >= 0) {
 				l->pinned_hogs[only]++;
-			else
+				l->settled_pinned[only] += settled;
+			} else {
 				l->float_hogs++;
+				l->settled_float += settled;
+			}
+			if (settled)
+				m->contend_cpu = (int16_t)(only >= 0 ? only : CONTEND_FLOAT);
 		}
 		return;
 	}
+	if ((m->st.class == SCHED_CLASS_NORMAL || m->st.class == SCHED_CLASS_BATCH) &&
+	    now - m->last_ran_ns < SWARM_WINDOW_NS)
+		l->recent_sleepers++;
 	if (!worth_queueing(l, m)) {
 		/* Left to the kernel; what we pinned or boosted under
 		 * contention goes back once it is over. */
@@ -327,12 +344,15 @@ static int wait_cpu(const struct loop *l, const struct managed_task *m)
 }
 
 /* Whether m, woken on cpu, should run before what runs there: a worse
- * key, or only hogs (any wake-up beats a task that used up its slice). */
+ * key, or only settled hogs (any wake-up beats a task that used up its
+ * slice). */
 static bool wake_beats(const struct loop *l, const struct managed_task *m, int cpu)
 {
 	struct sched_task *curr = sched_running(l->core, cpu);
 
-	return curr ? m->st.key < curr->key : l->hogs[cpu] > 0 || l->float_hogs > 0;
+	return curr ? m->st.key < curr->key
+		    : l->contend_pinned[cpu] > (m->contend_prev == cpu) ||
+			      l->contend_float > (m->contend_prev == CONTEND_FLOAT);
 }
 
 /* Collects the sleepers worth a wake-up boost: recently active ones
@@ -349,6 +369,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 		return;
 	cpu = wait_cpu(l, m);
 	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
+	    !worth_queueing(l, m) ||
 	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
 	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);
@@ -510,13 +531,20 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	memset(l->resched, l->reboost, sizeof(bool) * (size_t)l->nr_cpus);
 	l->reboost = false;
 	memset(l->hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	memcpy(l->last_pinned_hogs, l->pinned_hogs, sizeof(unsigned) * (size_t)l->nr_cpus);
 	memset(l->pinned_hogs, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	l->last_float_hogs = l->float_hogs;
 	l->float_hogs = 0;
+	memcpy(l->contend_pinned, l->settled_pinned, sizeof(unsigned) * (size_t)l->nr_cpus);
+	memset(l->settled_pinned, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
+	l->contend_float = l->settled_float;
+	l->settled_float = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	l->src.ops->refresh(l->src.ctx, now, budget);
+	l->recent_sleepers = 0;
 	l->src.ops->foreach_active(l->src.ctx, account_task, l);
+	if (l->swarm != (l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus)) {
+		l->swarm = !l->swarm;
+		log_debug("swarm: %s (%u recent sleepers)", l->swarm ? "yes" : "no", l->recent_sleepers);
+	}
 
 	/* ISO accounting runs in ticks of TICK_ACTIVE_NS, however long ours was. */
 	l->iso_carry_ns += dt;
@@ -553,6 +581,8 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 		l->tick_ns = busy_tick_ns(l);
 	else if (gated)
 		l->tick_ns = TICK_GATE_NS;
+	else if (l->swarm)
+		l->tick_ns = TICK_SWARM_NS;
 	else if (hogs || l->src.ops->count_active(l->src.ctx))
 		l->tick_ns = TICK_HOGS_NS;
 	else

@@ -38,9 +38,10 @@ static void test_pins_within_owner_mask(void)
 	}
 	fk_start(&fk, 1 * S);
 	for (int n = 0; n < 500; n++) {
-		/* Each runs a little in turn, some hog for a while. */
+		/* Each runs a little in turn, two hog for a while in turn. */
 		for (int i = 0; i < 8; i++) {
-			bool run = (n + i) % 3 == 0 || (i == 4 && n % 50 < 20);
+			bool run = (n + i) % 3 == 0 || (i == 4 && n % 100 < 60) ||
+				   (i == 5 && n % 100 >= 40);
 
 			fk_set_state(&fk, 100 + i, run ? 'R' : 'S', run ? 600 : 0);
 		}
@@ -73,11 +74,11 @@ static void test_einval_rereads_mask(void)
 	a = fk_add(&fk, 100, 100, 1, "moved");
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_tick(&fk, 2 * MS);
 	CHECK_EQ(fk_pinned_cpu(a), 0);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK(!a->pinned);
 
@@ -143,7 +144,7 @@ static void test_exec_settle(void)
 	fk_init(&fk, "pu:2");
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 
 	b = fk_add(&fk, 500, 500, 1, "launcher");
 	loop_task_new(fk.loop, &b->tt, NULL, fk.now - 1 * MS, fk.now);

@@ -119,7 +119,7 @@ static void test_esrch_then_exit(void)
 	 * process of its own, and a new task is handled as usual (beside a
 	 * new hog, as the old ones are gone). */
 	loop_task_new(fk.loop, &fk_add_hog(&fk, 900)->tt, NULL, fk.now, fk.now);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	fk_add(&fk, 400, 400, 1, "new");
 	loop_task_new(fk.loop, &fk_get(&fk, 400)->tt, NULL, fk.now, fk.now);
 	fk_set_state(&fk, 400, 'R', 300);

@@ -68,9 +68,10 @@ static void test_hog_and_back(void)
 }
 
 /* Sleepers that only wake each other (a pipeline, hackbench) on 2 CPUs:
- * no hog, so the kernel orders them and the loop makes no call at all.
- * A hog arrives: their wake-ups are queued, pinned and boosted. It
- * leaves: every pin and boost goes back within two ticks. */
+ * no hog, so the kernel orders them and the loop makes no call at all,
+ * nor for a task that is a hog for less than HOG_SETTLED_NS. A hog
+ * settles: their wake-ups are queued, pinned and boosted. It leaves:
+ * every pin and boost goes back within two ticks. */
 static void test_contention_comes_and_goes(void)
 {
 	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
@@ -97,8 +98,22 @@ static void test_contention_comes_and_goes(void)
 	CHECK_EQ(fk_calls_total(&fk), 0);
 	CHECK_EQ(loop_counters(fk.loop)->boosts, 0);
 
+	/* A hog for a moment (a thread that ran a slice without blocking,
+	 * then blocked) is not contention yet. */
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	for (int i = 0; i < 15; i++) {
+		fk_set_state(&fk, s[i % 6], 'R', 300);
+		fk_set_state(&fk, s[(i + 3) % 6], 'S', 0);
+		fk_tick(&fk, 2 * MS);
+	}
+	CHECK(fk_view(&fk, 100).hog);
+	fk_set_state(&fk, 100, 'S', 0);
+	fk_tick(&fk, 2 * MS);
+	CHECK(!fk_view(&fk, 100).hog);
+	CHECK_EQ(fk_calls_total(&fk), fk.calls[FK_SLICE]);
+
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	for (int round = 0; round < 5; round++)
 		for (int i = 0; i < 6; i++) {
@@ -125,6 +140,57 @@ static void test_contention_comes_and_goes(void)
 	fk_done(&fk);
 }
 
+/* A swarm (more than SWARM_PER_CPU chatty threads per CPU ran lately)
+ * beside a settled hog: left to the kernel, at TICK_SWARM_NS, and what
+ * was pinned and boosted before it formed goes back. Once it thins out,
+ * the few left are queued and boosted again. */
+static void test_swarm(void)
+{
+	enum { N = 2 * SWARM_PER_CPU + 8 };
+	unsigned acted = 0;
+
+	fk_init(&fk, "pu:2");
+	fk_add_hog(&fk, 100);
+	for (int i = 0; i < N; i++)
+		fk_add(&fk, 200 + i, 200, 1, "chatty");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	/* A few first: they are acted on. */
+	for (int n = 0; n < 30; n++) {
+		for (int i = 0; i < 4; i++)
+			fk_set_state(&fk, 200 + i, n % 2 ? 'S' : 'R', 300);
+		fk_tick(&fk, 2 * MS);
+		for (int i = 0; i < 4; i++)
+			acted += fk_get(&fk, 200 + i)->boost_prio != 0;
+	}
+	CHECK(acted > 0);
+	/* Then all of them, each a moment in turn. */
+	for (int n = 0; n < 200; n++) {
+		for (int i = 0; i < N; i++)
+			fk_set_state(&fk, 200 + i, (n + i) % 4 ? 'S' : 'R', 300);
+		if (n == 20)
+			fk_reset_calls(&fk);
+		CHECK(fk_tick(&fk, 2 * MS) == TICK_SWARM_NS || n < 20);
+	}
+	CHECK_EQ(fk_calls_total(&fk), 0);
+	for (int i = 0; i < N; i++) {
+		CHECK_EQ(fk_get(&fk, 200 + i)->boost_prio, 0);
+		CHECK(!fk_get(&fk, 200 + i)->pinned);
+	}
+	/* Back to a few. */
+	acted = 0;
+	for (int n = 0; n < 60; n++) {
+		for (int i = 0; i < N; i++)
+			fk_set_state(&fk, 200 + i, i < 4 && n % 2 == 0 ? 'R' : 'S', 300);
+		fk_tick(&fk, 2 * MS);
+		for (int i = 0; i < 4; i++)
+			acted += fk_get(&fk, 200 + i)->boost_prio != 0;
+	}
+	CHECK(acted > 0);
+	fk_done(&fk);
+}
+
 /* A worker that blocks between requests, beside a hog on one CPU: each
  * tick finds it R and it uses 80% of the CPU, but its voluntary switches
  * grow, so it never is a hog and its wake-ups stay queued ahead of the
@@ -138,7 +204,7 @@ static void test_busy_worker_is_no_hog(void)
 	w = fk_add(&fk, 200, 200, 1, "worker");
 	w->blocks = true;
 	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	fk_set_state(&fk, 200, 'R', 800);
 	fk_run(&fk, 300 * MS);
@@ -148,7 +214,7 @@ static void test_busy_worker_is_no_hog(void)
 
 	/* The same without blocking: a hog within a slice. */
 	w->blocks = false;
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 200).hog);
 	CHECK_EQ(w->boost_prio, 0);
 	fk_done(&fk);
@@ -224,6 +290,7 @@ int main(void)
 	test_hog_and_back();
 	test_contention_comes_and_goes();
 	test_busy_worker_is_no_hog();
+	test_swarm();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
 	return CHECK_EXIT();

@@ -42,7 +42,7 @@ static void test_pin_and_slice(void)
 	p = fk_add(&fk, 300, 300, 1, "parent");
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	fk_set_state(&fk, 300, 'R', 500);
 	fk_tick(&fk, 4 * MS);
 	CHECK(p->pinned);
@@ -115,7 +115,7 @@ static void test_recent_unpin(void)
 	p = fk_add(&fk, 300, 300, 1, "parent");
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	fk_set_state(&fk, 300, 'R', 1000);
 	fk_tick(&fk, 2 * MS);
 	CHECK(p->pinned); /* queued beside the hog */
@@ -183,7 +183,7 @@ static void test_exempt_parent(void)
 	p->tt.policy = SCHED_FIFO;
 	fk_start(&fk, 1 * S);
 	fk_set_state(&fk, 300, 'R', 500);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK_EQ(fk_calls_total(&fk), 0);
 	fork_child(300, 301, 301, fk.now);
 	CHECK_EQ(fk.calls[FK_UNDO], 0);

@@ -20,7 +20,7 @@ static void test_renice_hog(void)
 	a = fk_add(&fk, 100, 100, 1, "hog");
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK(a->recorded); /* pinned and boosted before it was a hog */
 	CHECK_EQ(a->calls[FK_REBASE], 0);
@@ -72,7 +72,7 @@ static void test_chrt_batch(void)
 	a = fk_add(&fk, 100, 100, 1, "job");
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK_EQ(loop_task_class(fk.loop, 100), SCHED_CLASS_NORMAL);
 
@@ -99,7 +99,7 @@ static void test_chrt_idle(void)
 	a = fk_add(&fk, 100, 100, 1, "job");
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	a->tt.policy = SCHED_IDLE;
 	fk_run(&fk, 100 * MS);
 	CHECK_EQ(a->calls[FK_REBASE], 1);

@@ -116,7 +116,7 @@ static void test_stale_sleeper_unboosted(void)
 	s = fk_add(&fk, 200, 200, 1, "sleeper");
 	fk_start(&fk, 1 * S);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	fk_set_state(&fk, 200, 'R', 100);
 	fk_tick(&fk, 2 * MS);
 	fk_set_state(&fk, 200, 'S', 0);
@@ -146,7 +146,7 @@ static void test_boosts_dropped(void)
 	p = fk_add(&fk, 300, 300, 1, "idle");
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK_EQ(loop_set_class(fk.loop, 300, 0, SCHED_CLASS_IDLEPRIO, false, 0, (char[64]){ 0 }, 64), 0);
 	fk_set_state(&fk, 100, 'R', 100);
 	fk_set_state(&fk, 101, 'R', 100);

@@ -49,7 +49,7 @@ static void test_cap_one_cpu(void)
 		fk_add(&fk, s[i], s[i], 1, "sleeper");
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 
 	run_each_once(s, 6);
@@ -103,7 +103,7 @@ static void test_cap_per_cpu(void)
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_set_state(&fk, 101, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK(fk_view(&fk, 101).hog);
 
@@ -133,7 +133,7 @@ static void test_spread(void)
 	fk_add(&fk, w[0], w[0], 1, "worker");
 	fk_add(&fk, w[1], w[0], 1, "worker");
 	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK(fk_view(&fk, 101).hog);
 	for (int round = 0; round < 20; round++) {
@@ -174,7 +174,7 @@ static void test_wake_runs(void)
 	t = fk_add(&fk, 200, 200, 1, "sleeper");
 	fk_start(&fk, 1000 * MS);
 	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 50 * MS);
+	fk_run(&fk, 100 * MS);
 	run_each_once(s, 1);
 	CHECK_EQ(t->boost_prio, BOOST_WAKE);
 	fk_set_state(&fk, 200, 'R', 200);
