@@ -46,7 +46,7 @@ _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
  * edge in one. The tick slows to TICK_SWARM_NS meanwhile. */
 #define SWARM_PER_CPU 16
 #define SWARM_WINDOW_NS (50ULL * 1000 * 1000)
-#define TICK_SWARM_NS (100ULL * 1000 * 1000)
+#define TICK_SWARM_NS (200ULL * 1000 * 1000)
 #define CONTEND_NONE (-2)
 #define CONTEND_FLOAT (-1)
 /* No pin this soon after an exec: launchers (taskset, numactl) set their

@@ -344,15 +344,19 @@ static int wait_cpu(const struct loop *l, const struct managed_task *m)
 }
 
 /* Whether m, woken on cpu, should run before what runs there: a worse
- * key, or only settled hogs (any wake-up beats a task that used up its
- * slice). */
+ * key, or, with nothing of the core's there, normal work that ISO beats
+ * whatever it is, or only settled hogs (any wake-up beats a task that
+ * used up its slice). */
 static bool wake_beats(const struct loop *l, const struct managed_task *m, int cpu)
 {
 	struct sched_task *curr = sched_running(l->core, cpu);
 
-	return curr ? m->st.key < curr->key
-		    : l->contend_pinned[cpu] > (m->contend_prev == cpu) ||
-			      l->contend_float > (m->contend_prev == CONTEND_FLOAT);
+	if (curr)
+		return m->st.key < curr->key;
+	if (m->st.class == SCHED_CLASS_ISO && !sched_iso_refractory(l->core, cpu))
+		return true;
+	return l->contend_pinned[cpu] > (m->contend_prev == cpu) ||
+	       l->contend_float > (m->contend_prev == CONTEND_FLOAT);
 }
 
 /* Collects the sleepers worth a wake-up boost: recently active ones

@@ -144,6 +144,37 @@ static void test_spread(void)
 	fk_done(&fk);
 }
 
+/* An ISO sleeper beats any normal work, so it waits boosted even where
+ * normal work is left to the kernel: in a swarm of chatty threads with
+ * no hog. Its normal twin does not. */
+static void test_iso_in_swarm(void)
+{
+	enum { N = 2 * SWARM_PER_CPU + 8 };
+	pid_t p[2] = { 300, 301 };
+
+	fk_init(&fk, "pu:2");
+	for (int i = 0; i < N; i++)
+		fk_add(&fk, 200 + i, 200, 1, "chatty");
+	fk_add(&fk, p[0], p[0], 1, "iso");
+	fk_add(&fk, p[1], p[1], 1, "normal");
+	fk_start(&fk, 1000 * MS);
+	CHECK_EQ(loop_set_class(fk.loop, p[0], 0, SCHED_CLASS_ISO, false, 0, (char[64]){ 0 }, 64), 0);
+	for (int n = 0; n < 100; n++) {
+		for (int i = 0; i < N; i++)
+			fk_set_state(&fk, 200 + i, (n + i) % 4 ? 'S' : 'R', 300);
+		fk_set_state(&fk, p[0], n % 8 ? 'S' : 'R', 300);
+		fk_set_state(&fk, p[1], n % 8 ? 'S' : 'R', 300);
+		fk_tick(&fk, 2 * MS);
+		if (n > 20 && n % 8 == 3) {
+			CHECK_EQ(fk_get(&fk, p[0])->boost_prio, BOOST_WAKE);
+			CHECK_EQ(fk_get(&fk, p[1])->boost_prio, 0);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		CHECK_EQ(fk_get(&fk, 200 + i)->boost_prio, 0);
+	fk_done(&fk);
+}
+
 /* Nothing to preempt: no hog, nothing running. A sleeper waits
  * unboosted, and costs no system call while it sleeps. */
 static void test_no_boost_when_idle(void)
@@ -190,6 +221,7 @@ int main(void)
 	test_cap_one_cpu();
 	test_cap_per_cpu();
 	test_spread();
+	test_iso_in_swarm();
 	test_no_boost_when_idle();
 	test_wake_runs();
 	return CHECK_EXIT();
