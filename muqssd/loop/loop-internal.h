@@ -58,9 +58,6 @@ _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 /* Longest we expect a fork to take from copying the parent's mask to
  * sending its event (a large process's page tables, under load). */
 #define FORK_COPY_NS (100ULL * 1000 * 1000)
-/* CPU time a task must have used before it gets our EEVDF slice: a slice
- * only matters to a task that runs for a while. */
-#define SLICE_AFTER_CPU_NS (1000ULL * 1000)
 
 struct managed_task {
 	struct sched_task st;

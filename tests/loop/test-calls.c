@@ -38,6 +38,11 @@ static uint64_t work_done(const struct periodic *p, uint64_t t)
 	return since / p->period * p->work + (in < p->work ? in : p->work);
 }
 
+static uint64_t periods_begun(const struct periodic *p, uint64_t t)
+{
+	return t < p->phase ? 0 : (t - p->phase) / p->period;
+}
+
 static void step_periodic(struct fake_kernel *k, uint64_t now, void *userdata)
 {
 	(void)userdata;
@@ -46,6 +51,8 @@ static void step_periodic(struct fake_kernel *k, uint64_t now, void *userdata)
 		struct fk_task *t = fk_get(k, p->tid);
 
 		t->tt.cpu_ns += work_done(p, now) - work_done(p, k->last_refresh_ns);
+		/* It sleeps once a period, seen or not. */
+		t->tt.nvcsw += (uint32_t)(periods_begun(p, now) - periods_begun(p, k->last_refresh_ns));
 		t->want_state = now >= p->phase && (now - p->phase) % p->period < p->work ? 'R' : 'S';
 	}
 }

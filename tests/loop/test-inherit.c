@@ -32,7 +32,7 @@ static bool all_cpus(const cpu_set_t *set)
 	return CPU_COUNT(set) == fk.nr_os_cpus;
 }
 
-/* The parent runs pinned (beside a hog) with our slice: a child process and a thread
+/* The parent runs pinned (beside a hog) with our slice (it was a hog): a child process and a thread
  * both get its owner's mask back, and the slice checked. */
 static void test_pin_and_slice(void)
 {
@@ -43,8 +43,15 @@ static void test_pin_and_slice(void)
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
 	fk_run(&fk, 100 * MS);
-	fk_set_state(&fk, 300, 'R', 500);
-	fk_tick(&fk, 4 * MS);
+	/* A hog a while (our slice), then interactive (our pin). */
+	fk_set_state(&fk, 300, 'R', 1000);
+	while (!fk_view(&fk, 300).hog)
+		fk_tick(&fk, 2 * MS);
+	fk_tick(&fk, 2 * MS);
+	fk_set_state(&fk, 300, 'S', 0);
+	fk_tick(&fk, 2 * MS);
+	fk_set_state(&fk, 300, 'R', 300);
+	fk_tick(&fk, 2 * MS);
 	CHECK(p->pinned);
 	CHECK_EQ(p->slice_ns, rr_slice_ns(fk.loop));
 
