@@ -23,6 +23,12 @@
 #define TICK_HOGS_NS (30ULL * 1000 * 1000)	/* while only the fair class has */
 #define TICK_IDLE_NS (50ULL * 1000 * 1000)	/* while nothing runs */
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
+/* A busy tick reads what the loop acts on (tracked_task.hot); the rest,
+ * whose facts only decide when it is queued, hog or IDLEPRIO gating,
+ * no more often than this: under a compile the tick ran 300 times a
+ * second and read every thread each time. Half of TICK_HOGS_NS, so the
+ * calm tick still reads them all. */
+#define TICK_COLD_NS (15ULL * 1000 * 1000)
 /* How long ago a task must have run to be worth a wake-up boost. Well
  * under TRACKER_IDLE_AFTER_NS: a sleeper that long quiet leaves the
  * active list, no tick visits it after, and a wait boost it still held

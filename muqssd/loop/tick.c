@@ -371,7 +371,12 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	struct managed_task *m = tt->sched_data;
 	int cpu;
 
-	if (!m || m->exempt || !m->adopted || m->st.running || m->st.queued)
+	if (!m || m->exempt || !m->adopted)
+		return;
+	/* What the loop acts on is read at every tick; the rest, which at
+	 * most gets queued when it wakes, every TICK_COLD_NS. */
+	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped || m->pinned_cpu >= 0;
+	if (m->st.running || m->st.queued)
 		return;
 	cpu = wait_cpu(l, m);
 	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
@@ -398,6 +403,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	}
 	m->arm_cpu = cpu;
 	l->armable[l->nr_armable++] = m;
+	tt->hot = true;
 }
 
 static uint64_t slice_left(const struct sched_task *st)
@@ -544,7 +550,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	l->contend_float = l->settled_float;
 	l->settled_float = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	l->src.ops->refresh(l->src.ctx, now, budget);
+	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS);
 	l->recent_sleepers = 0;
 	l->src.ops->foreach_active(l->src.ctx, account_task, l);
 	if (l->swarm != (l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus)) {

@@ -69,6 +69,8 @@ struct tracked_task {
 	 * compared: they grow each time it blocks, however briefly, which
 	 * no sampling of its state can see. Read when schedstat moves. */
 	uint32_t nvcsw;
+	/* Set by the tracker's user: read at every refresh (see cold_ns). */
+	bool hot;
 	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
@@ -164,7 +166,10 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
 #define TRACKER_STAT_MAX_AGE_NS (100ULL * 1000 * 1000)
 #define TRACKER_SWEEP_MIN_NS (5000ULL * 1000 * 1000)
 #define TRACKER_SWEEP_PER_SEC 1000
-unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget);
+/* With cold_ns, an active task read less than cold_ns ago is skipped
+ * unless its user marked it hot (tracked_task.hot). */
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget,
+				uint64_t cold_ns);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */
 void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);
