@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -33,6 +34,7 @@ struct stat_worker {
 	struct ring free, queued, done;
 	struct job jobs[STAT_WORKER_JOBS];
 
+	long test_delay_ms;	/* see stat_worker.h */
 	pthread_t threads[MAX_THREADS];
 	unsigned nthreads;
 	int efd;
@@ -63,6 +65,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct job *job;
 		unsigned i;
+		bool wake;
 
 		pthread_mutex_lock(&w->lock);
 		while (!w->stop && !w->queued.count)
@@ -76,15 +79,24 @@ static void *worker_main(void *arg)
 
 		/* The read that may wait on a task mid-exec: no lock held. */
 		job = &w->jobs[i];
+		if (w->test_delay_ms > 0) {
+			struct timespec ts = { w->test_delay_ms / 1000,
+					       (w->test_delay_ms % 1000) * 1000000L };
+
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
 		job->res.r = procfs_stat_read(job->fd, &job->res.st);
 		close(job->fd);
 		job->fd = -1;
 
 		pthread_mutex_lock(&w->lock);
+		/* Results not yet drained have woken the loop already. */
+		wake = !w->done.count;
 		ring_push(&w->done, i);
 		pthread_mutex_unlock(&w->lock);
-		/* Only fails when the counter would overflow: a wakeup is pending. */
-		(void)!write(w->efd, &one, sizeof(one));
+		if (wake)
+			(void)!write(w->efd, &one, sizeof(one));
 	}
 }
 
@@ -170,6 +182,7 @@ int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
 		    unsigned nthreads, int fifo_prio, stat_worker_done_func_t done,
 		    void *userdata)
 {
+	pthread_mutexattr_t ma;
 	struct stat_worker *w;
 	int r;
 
@@ -178,7 +191,12 @@ int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	pthread_mutex_init(&w->lock, NULL);
+	/* The loop takes the lock too: a worker holding it runs at the
+	 * loop's priority, whatever preempts it otherwise. */
+	pthread_mutexattr_init(&ma);
+	(void)pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&w->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&w->wake, NULL);
 	for (unsigned i = 0; i < STAT_WORKER_JOBS; i++) {
 		w->jobs[i].fd = -1;
@@ -186,6 +204,10 @@ int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
 	}
 	w->done_cb = done;
 	w->userdata = userdata;
+	if (getenv("MUQSSD_TEST_STAT_DELAY_MS")) {
+		w->test_delay_ms = atol(getenv("MUQSSD_TEST_STAT_DELAY_MS"));
+		log_warning("test hook on: every stat read waits %ld ms first", w->test_delay_ms);
+	}
 	w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->efd < 0) {
 		r = -errno;

@@ -33,7 +33,10 @@ struct stat_result {
 
 typedef void (*stat_worker_done_func_t)(const struct stat_result *res, void *userdata);
 
-/* nthreads workers at SCHED_FIFO fifo_prio (0, or not allowed: the
+/* Test hook: MUQSSD_TEST_STAT_DELAY_MS in the environment makes each read
+ * wait that long first, as a read of a task mid-exec would.
+ *
+ * nthreads workers at SCHED_FIFO fifo_prio (0, or not allowed: the
  * creator's policy). done runs on the loop, from an io source at
  * priority, once per finished read. */
 int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
