@@ -16,6 +16,13 @@ DELAY_MS = 800
 N = 12
 
 
+def wait_socket(sock):
+    """The control socket comes up after the tracker's start-up line."""
+    deadline = time.monotonic() + 10
+    while not os.path.exists(sock) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def status_rtt(sock):
     t0 = time.monotonic()
     with wire.connect(sock) as c:
@@ -30,6 +37,7 @@ s = Scope()
 ok = False
 try:
     sock = os.path.join(s.tmp, "sock")
+    wait_socket(sock)
     _, before = status_rtt(sock)
     t0 = time.monotonic()
     s.spawn("/usr/bin/timeout", "-s", "KILL", "60", "/bin/sh", "-c",
