@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "enforce.h"
 #include "log.h"
 #include "tracker.h"
 
@@ -44,6 +45,9 @@ int daemon_track_start(struct daemon *d)
 	r = tracker_new(&d->tracker, d->event, &d->config, &cb, d);
 	if (r < 0)
 		return r;
+	/* Above every boost, so a new task's read is never starved by one;
+	 * below the loop, which it must never delay. */
+	tracker_set_reader_priority(d->tracker, ENFORCE_DAEMON_PRIO - 1);
 	r = tracker_start(d->tracker);
 	if (r < 0)
 		return log_error_errno(r, "cannot start task tracking: %m");
@@ -67,5 +71,7 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(tr, "events", (double)tracker_events(d->tracker));
 	cJSON_AddNumberToObject(tr, "count", (double)tracker_count(d->tracker));
 	cJSON_AddNumberToObject(tr, "active", (double)tracker_count_active(d->tracker));
+	cJSON_AddNumberToObject(tr, "stat_reads_on_loop",
+				(double)tracker_loop_stat_reads(d->tracker));
 	return 0;
 }

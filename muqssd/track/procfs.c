@@ -109,6 +109,21 @@ int procfs_stat_pread(int fd, struct procfs_stat *ret)
 	return parse_stat(procfs_pread(fd, buf, sizeof(buf)), buf, ret);
 }
 
+int procfs_stat_read(int fd, struct procfs_stat *ret)
+{
+	char buf[1024];
+	ssize_t n;
+
+	/* Once, whole: a seq file hands over all it has up to the space given. */
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return gone(errno);
+	buf[n] = '\0';
+	return parse_stat(n, buf, ret);
+}
+
 int procfs_status_pread(int fd, struct procfs_status *ret)
 {
 	char buf[4096];

@@ -26,6 +26,9 @@ int procfs_task_open(pid_t tgid, pid_t tid, const char *name);
 ssize_t procfs_pread(int fd, char *buf, size_t size);
 int procfs_stat_pread(int fd, struct procfs_stat *ret);
 int procfs_status_pread(int fd, struct procfs_status *ret);
+/* stat through a freshly opened fd, by read(): the stat worker's tests
+ * stand a pipe (which pread() refuses) in for a read that hangs. */
+int procfs_stat_read(int fd, struct procfs_stat *ret);
 int procfs_schedstat_pread(int fd, struct procfs_schedstat *ret);
 
 int procfs_task_stat(pid_t tgid, pid_t tid, struct procfs_stat *ret);

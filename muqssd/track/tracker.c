@@ -32,6 +32,8 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	tidmap_init(&t->old_ghosts);
 	TAILQ_INIT(&t->active);
 	TAILQ_INIT(&t->idle);
+	tidmap_init(&t->pending);
+	TAILQ_INIT(&t->pending_list);
 	t->max_fd_tasks = tracker_fd_budget();
 	r = scope_init(&t->scope, config);
 	if (r < 0) {
@@ -83,6 +85,7 @@ struct tracker *tracker_free(struct tracker *t)
 	sd_event_source_disable_unref(t->poll_timer);
 	sd_event_source_disable_unref(t->rescan_timer);
 	connector_free(t->conn);
+	tracker_pending_stop(t);
 	/* No task_exit here: the daemon is going away, not the tasks. */
 	while ((task = TAILQ_FIRST(&t->active)))
 		remove_task(t, task, false);
@@ -125,6 +128,11 @@ int tracker_start(struct tracker *t)
 		r = tracker_attach_connector(t);
 		if (r < 0)
 			return r;
+		/* Without it, new tasks are read on the loop thread, as before. */
+		r = tracker_pending_start(t);
+		if (r < 0)
+			log_warning_errno(r, "cannot start the stat readers, reading new tasks on "
+					  "the loop, ignoring: %m");
 	}
 	r = tracker_arm_timers(t);
 	if (r < 0)
@@ -167,7 +175,7 @@ void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st)
 }
 
 static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
-				     const struct tracked_task *parent)
+				     const struct task_origin *origin)
 {
 	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
 
@@ -179,8 +187,8 @@ static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
 	proc->tgid = tgid;
 	TAILQ_INIT(&proc->threads);
 	/* A forked child runs its parent's binary until it execs. */
-	if (parent && parent->proc->exe)
-		proc->exe = strdup(parent->proc->exe);
+	if (origin && origin->exe)
+		proc->exe = strdup(origin->exe);
 	else
 		(void)procfs_exe(tgid, &proc->exe);
 	if (tidmap_put(&t->procs, tgid, proc) < 0) {
@@ -192,22 +200,22 @@ static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
 }
 
 struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
-				 const struct procfs_stat *st, const struct tracked_task *parent)
+				 const struct procfs_stat *st, const struct task_origin *origin)
 {
 	struct tracked_task *task;
 	struct tracked_proc *proc;
 	struct procfs_status status;
 
-	if (parent) {
-		status.ruid = parent->uid;
-		status.euid = parent->euid;
-		status.rgid = parent->gid;
+	if (origin) {
+		status.ruid = origin->uid;
+		status.euid = origin->euid;
+		status.rgid = origin->gid;
 	} else if (procfs_task_status(tgid, tid, &status) < 0)
 		return NULL;
 	task = calloc(1, sizeof(*task));
 	if (!task)
 		goto oom;
-	proc = get_proc(t, tgid, parent);
+	proc = get_proc(t, tgid, origin);
 	if (!proc || tidmap_put(&t->tasks, tid, task) < 0) {
 		if (proc && proc->nthreads == 0) {
 			(void)tidmap_remove(&t->procs, tgid);
@@ -240,6 +248,12 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 oom:
 	log_error_errno(ENOMEM, "cannot track task %d: %m", (int)tid);
 	return NULL;
+}
+
+void tracker_origin_of(const struct tracked_task *task, bool exe, struct task_origin *ret)
+{
+	*ret = (struct task_origin){ task->uid, task->euid, task->gid,
+				     exe ? task->proc->exe : NULL };
 }
 
 void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb,
@@ -356,6 +370,16 @@ uint64_t tracker_event_ns(const struct tracker *t)
 uint64_t tracker_events(const struct tracker *t)
 {
 	return t->events;
+}
+
+uint64_t tracker_loop_stat_reads(const struct tracker *t)
+{
+	return t->loop_stat_reads;
+}
+
+void tracker_set_reader_priority(struct tracker *t, int fifo_prio)
+{
+	t->reader_prio = fifo_prio;
 }
 
 bool tracker_polling(const struct tracker *t)

@@ -6,13 +6,17 @@
  * tracked: a thread that has exited is gone even while its process lingers.
  *
  * Freshness. Identity, comm, exe, uid and scope are kept current by events.
+ * A fork's child enters the table, and an exec's new comm shows, once the
+ * task's stat has been read off the loop thread (tracker_pending.c): well
+ * under a millisecond as a rule, as long as an exec the task is in at
+ * worst. Until then the task is unknown to callbacks.
  * State, CPU, nice, policy and last CPU are as fresh as the last
  * tracker_refresh() of that task; tracker_refresh_active() is the cheap way
  * for a periodic tick to keep them current (see there for exactly how
  * current).
  *
  * Callbacks run on the event loop, from inside tracker_start(),
- * tracker_refresh*() and event handling. task_exit is the last call for a
+ * tracker_refresh*(), tracker_flush() and event handling. task_exit is the last call for a
  * task: its memory is freed right after it returns, so drop references to
  * it (and free sched_data) there. Callbacks must not call tracker_refresh*
  * or free the tracker. */
@@ -81,7 +85,7 @@ struct tracked_task {
 typedef void (*tracker_task_func_t)(struct tracked_task *task, void *userdata);
 
 struct tracker_callbacks {
-	tracker_task_func_t task_new;	/* after the start-up scan, a fork or a rescan */
+	tracker_task_func_t task_new;	/* after the start-up scan, a fork (once read) or a rescan */
 	tracker_task_func_t task_exec;	/* comm or exe changed (exec, prctl, write to comm) */
 	tracker_task_func_t task_exit;	/* gone; freed when this returns */
 	tracker_task_func_t task_uid;	/* uid or euid changed */
@@ -100,9 +104,15 @@ struct tracker *tracker_free(struct tracker *t);
  * in after tracker_start() walks the existing tasks with tracker_foreach(). */
 void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb,
 			   void *userdata);
-/* Applies every event queued on the connector now (no-op when polling).
- * For a consistent snapshot: a dump, a test. */
+/* Applies every event queued on the connector now (no-op when polling),
+ * and the stat reads back so far (a read still out is not waited for:
+ * it may wait on an exec). For a snapshot: a dump, a test. */
 int tracker_flush(struct tracker *t);
+/* New tasks' stat is read on threads of their own (see stat_worker.h),
+ * at SCHED_FIFO fifo_prio when allowed: above the boosts, so the tasks
+ * they find are not starved of news, and below the loop. Before
+ * tracker_start(); 0 (the default) keeps the creator's policy. */
+void tracker_set_reader_priority(struct tracker *t, int fifo_prio);
 /* Opens the connector (or chooses polling), scans /proc and arms the
  * timers. When it returns, every task in scope is in the table. */
 int tracker_start(struct tracker *t);
@@ -182,6 +192,8 @@ size_t tracker_count(const struct tracker *t);
 size_t tracker_count_active(const struct tracker *t);
 uint64_t tracker_lost_recoveries(const struct tracker *t);
 uint64_t tracker_events(const struct tracker *t);
+/* New tasks read on the loop thread because the reader's queue was full. */
+uint64_t tracker_loop_stat_reads(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
 int tracker_rescan(struct tracker *t);

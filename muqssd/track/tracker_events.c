@@ -4,7 +4,8 @@
  * by the time one is read the task may have exited and its tid been
  * reused. So every fact is reread from /proc and checked against the start
  * time, and an event about a task the table does not hold is dropped (the
- * next reconciliation settles anything missed). */
+ * next reconciliation settles anything missed). A fork's or an exec's
+ * stat is read off the loop: see tracker_pending.c. */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -21,104 +22,128 @@ static bool gone_state(char state)
 	return state == 'Z' || state == 'X';
 }
 
-static void on_fork(struct tracker *t, const struct fork_proc_event *f)
+/* The child is read off the loop (tracker_pending.c): it may be in an
+ * exec already. Whether it is in scope is decided here, from its parent
+ * as the event names it, since the parent may be gone by then. */
+static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t ns)
 {
 	pid_t tid = f->child_pid, tgid = f->child_tgid;
 	const struct tracked_task *donor;
-	struct tracked_task *old;
-	struct procfs_stat st;
+	struct tracker_pending *pp, *p;
 	bool parent_in;
 
 	if (tid == tgid) {
 		/* A process: its parent is the thread that forked. */
+		pp = tracker_pending_get(t, f->parent_tgid);
 		parent_in = tidmap_get(&t->procs, f->parent_tgid) ||
-			    tracker_is_ghost(t, f->parent_tgid);
+			    tracker_is_ghost(t, f->parent_tgid) || (pp && pp->add && pp->parent_in);
 		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == t->scope.kthreadd))
 			return;
 		donor = tidmap_get(&t->tasks, f->parent_pid);
 	} else {
 		/* A thread: parent_* name the process's parent, not the
 		 * creator; credentials come from the creator's group. */
-		if (!tidmap_get(&t->procs, tgid))
+		pp = tracker_pending_get(t, tgid);
+		parent_in = tidmap_get(&t->procs, tgid) != NULL;
+		if (!parent_in && !(pp && pp->add))
 			return;
-		parent_in = true;
+		parent_in = parent_in || pp->parent_in;
 		donor = tidmap_get(&t->tasks, tgid);
 	}
-	if (procfs_task_stat(tgid, tid, &st) < 0) {
-		/* Already gone, maybe after forking: a launcher. */
-		if (tid == tgid && parent_in)
-			tracker_ghost_add(t, tgid);
+	p = tracker_pending_new(t, tid, tgid, true);
+	if (!p)
 		return;
+	p->parent_in = parent_in;
+	p->fork_ns = ns;
+	/* A parent whose exec is not yet applied has a stale exe. */
+	if (donor)
+		tracker_origin_of(donor, !(pp && pp->exec_ns), &p->origin);
+	else if (pp && pp->add && pp->has_origin)
+		p->origin = (struct task_origin){ pp->origin.uid, pp->origin.euid, pp->origin.gid,
+						  pp->exec_ns ? NULL : pp->origin.exe };
+	p->has_origin = donor || (pp && pp->add && pp->has_origin);
+	if (p->origin.exe) {
+		p->exe = strdup(p->origin.exe);
+		p->origin.exe = p->exe;
 	}
-	old = tidmap_get(&t->tasks, tid);
-	if (old) {
-		if (old->start_time == st.start_time && old->tgid == tgid)
-			return; /* a scan found it first */
-		tracker_remove(t, old);
-	}
-	if (st.flags & PF_KTHREAD_FLAG)
-		return;
-	if (gone_state(st.state)) {
-		if (tid == tgid && parent_in)
-			tracker_ghost_add(t, tgid);
-		return;
-	}
-	if (!parent_in && !tracker_admits(t, tgid, &st))
-		return;
-	(void)tracker_add(t, tgid, tid, &st, donor);
+	tracker_pending_read(t, p);
 }
 
+/* What an exec changes that needs no read is done here; the rest (comm,
+ * the new flags, the identity check) when its stat is read. */
 static void on_exec(struct tracker *t, const struct proc_event *ev)
 {
 	pid_t tgid = ev->event_data.exec.process_tgid;
 	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
-	struct tracked_task *task, *next;
-	struct procfs_stat st;
+	struct tracker_pending *p = tracker_pending_get(t, tgid);
+	struct tracked_task *task = tidmap_get(&t->tasks, tgid), *o, *next;
+	bool leaderless = false;
 
-	if (!proc || procfs_task_stat(tgid, tgid, &st) < 0)
-		return;
-	/* exec from a thread other than the leader: the kernel killed the
-	 * other threads and gave the exec'ing one the leader's tid and start
-	 * time, without an event for the tid that vanished. */
-	task = tidmap_get(&t->tasks, tgid);
-	if (!task || task->start_time != st.start_time) {
-		if (task)
-			tracker_remove(t, task);
+	/* A thread of another process that had the tid: its exit was lost. */
+	if (task && task->tgid != tgid) {
+		tracker_remove(t, task);
+		task = NULL;
 		proc = tidmap_get(&t->procs, tgid);
-		if (!proc || gone_state(st.state))
-			return;
-		task = tracker_add(t, tgid, tgid, &st, TAILQ_FIRST(&proc->threads));
-		if (!task)
-			return;
 	}
-	for (struct tracked_task *o = TAILQ_FIRST(&proc->threads); o; o = next) {
-		next = TAILQ_NEXT(o, proc_link);
-		if (o != task)
-			tracker_remove(t, o);
+	/* The exec killed every other thread, those still being read too. */
+	tracker_pending_drop_threads(t, tgid);
+	if (proc) {
+		/* From a thread other than the leader, the kernel gave the
+		 * exec'ing one the leader's tid and start time, without an
+		 * event for the tid that vanished. */
+		for (o = TAILQ_FIRST(&proc->threads); o; o = next) {
+			next = TAILQ_NEXT(o, proc_link);
+			if (o != task)
+				tracker_remove(t, o);
+		}
+		/* The leader had left: the process comes back, read anew. */
+		leaderless = !task;
 	}
-	tracker_set_comm(task, st.comm);
-	tracker_apply_stat(task, &st);
-	free(proc->exe);
-	proc->exe = NULL;
-	(void)procfs_exe(tgid, &proc->exe);
-	/* It runs: back on the active list now, not at the next sweep. */
-	task->active_ns = now_nsec(CLOCK_MONOTONIC);
-	tracker_set_active(t, task, true);
-	t->event_ns = ev->timestamp_ns;
-	if (t->cb.task_exec)
-		t->cb.task_exec(task, t->userdata);
-	t->event_ns = 0;
-	log_debug("exec tid=%d comm=%s event_ns=%llu table_ns=%llu", (int)tgid, task->comm,
-		  (unsigned long long)ev->timestamp_ns, (unsigned long long)now_nsec(CLOCK_MONOTONIC));
+	if (p) {
+		/* A read is out: it may be from before this exec. */
+		if (leaderless && !p->add) {
+			p->add = true;
+			p->parent_in = true;
+		}
+		p->exec_ns = ev->timestamp_ns;
+		p->reread = true;
+		p->comm_set = false;
+		return;
+	}
+	if (!task && !leaderless)
+		return;
+	p = tracker_pending_new(t, tgid, tgid, leaderless);
+	if (!p)
+		return;
+	p->parent_in = leaderless;
+	p->exec_ns = ev->timestamp_ns;
+	tracker_pending_read(t, p);
+}
+
+/* Whether the table's task still runs, without its stat (which can wait
+ * on an exec): its own status fd is bound to it; by path a tid reused
+ * since cannot be told apart, which the next verifying scan settles. */
+static bool still_alive(struct tracked_task *task)
+{
+	struct procfs_status st;
+	int r;
+
+	if (task->status_fd >= 0)
+		r = procfs_status_pread(task->status_fd, &st);
+	else
+		r = procfs_task_status(task->tgid, task->tid, &st);
+	return r == 0 && st.tgid == task->tgid && !gone_state(st.state);
 }
 
 static void on_exit_event(struct tracker *t, const struct proc_event *ev)
 {
 	pid_t tid = ev->event_data.exit.process_pid, tgid = ev->event_data.exit.process_tgid;
 	struct tracked_task *task = tidmap_get(&t->tasks, tid);
-	struct procfs_stat st;
+	struct tracker_pending *p = tracker_pending_get(t, tid);
 
 	if (!task) {
+		if (p)
+			tracker_pending_drop(t, p);
 		/* Every fork event of the leader's process came before. */
 		if (tid == tgid)
 			tracker_ghost_forget(t, tgid);
@@ -126,10 +151,10 @@ static void on_exit_event(struct tracker *t, const struct proc_event *ev)
 	}
 	/* An exit older than the task's entry may belong to an earlier
 	 * owner of the tid that a rescan replaced: check before dropping. */
-	if (ev->timestamp_ns < task->added_ns &&
-	    procfs_task_stat(task->tgid, task->tid, &st) == 0 &&
-	    st.start_time == task->start_time && !gone_state(st.state))
+	if (ev->timestamp_ns < task->added_ns && still_alive(task))
 		return;
+	if (p)
+		tracker_pending_drop(t, p);
 	tracker_remove(t, task);
 	if (tid == tgid || !tidmap_get(&t->procs, tgid))
 		tracker_ghost_forget(t, tgid);
@@ -138,7 +163,13 @@ static void on_exit_event(struct tracker *t, const struct proc_event *ev)
 static void on_comm(struct tracker *t, const struct comm_proc_event *c)
 {
 	struct tracked_task *task = tidmap_get(&t->tasks, c->process_pid);
+	struct tracker_pending *p = tracker_pending_get(t, c->process_pid);
 
+	if (p) {
+		memcpy(p->comm, c->comm, sizeof(p->comm));
+		p->comm[sizeof(p->comm) - 1] = '\0';
+		p->comm_set = true;
+	}
 	if (!task)
 		return;
 	memcpy(task->comm, c->comm, sizeof(task->comm));
@@ -147,11 +178,28 @@ static void on_comm(struct tracker *t, const struct comm_proc_event *c)
 		t->cb.task_exec(task, t->userdata);
 }
 
+/* A pending child that lends its creator's credentials takes its own. */
+static void pending_id(struct tracker *t, const struct proc_event *ev)
+{
+	const struct id_proc_event *id = &ev->event_data.id;
+	struct tracker_pending *p = tracker_pending_get(t, id->process_pid);
+
+	if (!p || !p->add || !p->has_origin)
+		return;
+	if (ev->what == PROC_EVENT_GID) {
+		p->origin.gid = id->r.rgid;
+		return;
+	}
+	p->origin.uid = id->r.ruid;
+	p->origin.euid = id->e.euid;
+}
+
 static void on_id(struct tracker *t, const struct proc_event *ev)
 {
 	const struct id_proc_event *id = &ev->event_data.id;
 	struct tracked_task *task = tidmap_get(&t->tasks, id->process_pid);
 
+	pending_id(t, ev);
 	if (!task)
 		return;
 	if (ev->what == PROC_EVENT_GID) {
@@ -171,6 +219,7 @@ static void on_sid(struct tracker *t, const struct sid_proc_event *s)
 	struct tracked_proc *proc = tidmap_get(&t->procs, s->process_tgid);
 	struct tracked_task *task;
 
+	tracker_pending_sid(t, s->process_tgid);
 	if (!proc)
 		return;
 	TAILQ_FOREACH(task, &proc->threads, proc_link)
@@ -180,7 +229,12 @@ static void on_sid(struct tracker *t, const struct sid_proc_event *s)
 static void on_ptrace(struct tracker *t, const struct ptrace_proc_event *p)
 {
 	struct tracked_task *task = tidmap_get(&t->tasks, p->process_pid);
+	struct tracker_pending *pt = tracker_pending_get(t, p->process_pid);
 
+	if (pt) {
+		pt->tracer_set = true;
+		pt->tracer = p->tracer_tgid;
+	}
 	if (task)
 		task->tracer = p->tracer_tgid;
 }
@@ -192,9 +246,7 @@ static void on_event(const struct proc_event *ev, void *userdata)
 	t->events++;
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
-		t->event_ns = ev->timestamp_ns;
-		on_fork(t, &ev->event_data.fork);
-		t->event_ns = 0;
+		on_fork(t, &ev->event_data.fork, ev->timestamp_ns);
 		break;
 	case PROC_EVENT_EXEC:
 		on_exec(t, ev);
@@ -247,6 +299,8 @@ int tracker_flush(struct tracker *t)
 	do
 		r = connector_receive(t->conn, EVENTS_PER_WAKEUP, on_event, t);
 	while (r == EVENTS_PER_WAKEUP);
+	/* Reads still out are not waited for: one may wait on an exec. */
+	tracker_pending_flush(t);
 	if (r == -ENOBUFS) {
 		tracker_schedule_recovery(t);
 		return 0;

@@ -4,6 +4,7 @@
 #include "connector.h"
 #include "procfs.h"
 #include "scope.h"
+#include "stat_worker.h"
 #include "tidmap.h"
 #include "tracker.h"
 
@@ -15,6 +16,37 @@ TAILQ_HEAD(task_list, tracked_task);
 	for ((var) = TAILQ_FIRST(head); (var) && ((tvar) = TAILQ_NEXT(var, field), 1); \
 	     (var) = (tvar))
 #endif
+
+/* What a forked task inherits, taken at its fork event: its creator's
+ * credentials and its process's executable (exe NULL: read it). */
+struct task_origin {
+	uid_t uid, euid;
+	gid_t gid;
+	const char *exe;
+};
+
+/* A task whose stat is being read off the loop (tracker_pending.c): one
+ * not yet in the table (a fork), or one whose exec is not yet applied.
+ * Events about it that come meanwhile are kept here, so that the read,
+ * whenever it was taken, does not undo them. */
+struct tracker_pending {
+	pid_t tid, tgid;
+	uint64_t cookie;	/* of the read in flight; a stale result differs */
+	bool add;		/* not in the table: added once read */
+	bool parent_in;		/* add: its process is in scope through its parent */
+	bool has_origin;
+	bool reread;		/* an exec came after the read was asked */
+	bool comm_set, sid_set, tracer_set;
+	char comm[16];
+	pid_t sid, tracer;
+	struct task_origin origin;
+	char *exe;		/* origin.exe's storage */
+	uint64_t fork_ns;	/* add: the fork event's time; 0 when none */
+	uint64_t exec_ns;	/* an exec to apply once read; 0 when none */
+	TAILQ_ENTRY(tracker_pending) link;
+};
+
+TAILQ_HEAD(pending_list, tracker_pending);
 
 struct tracked_proc {
 	pid_t tgid;
@@ -39,6 +71,13 @@ struct tracker {
 	struct tidmap ghosts, old_ghosts;
 	struct task_list active, idle;
 	size_t nactive;
+	/* tid -> tracker_pending, and all of them for walks by process. */
+	struct tidmap pending;
+	struct pending_list pending_list;
+	struct stat_worker *reader;
+	int reader_prio;
+	uint64_t cookies;
+	uint64_t loop_stat_reads; /* the reader's queue was full */
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
 	uint64_t last_refresh_ns;
@@ -61,11 +100,14 @@ struct tracker {
 };
 
 /* tracker.c */
-/* Adds a task read from /proc. parent, when given, lends its credentials
- * (a fork copies them) so no status read is needed. Returns the task,
- * NULL when it could not be read (gone) or on -ENOMEM (logged). */
+/* Adds a task read from /proc. origin, when given, lends its credentials
+ * and executable (a fork copies them) so no status read is needed.
+ * Returns the task, NULL when it could not be read (gone) or on -ENOMEM
+ * (logged). */
 struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
-				 const struct procfs_stat *st, const struct tracked_task *parent);
+				 const struct procfs_stat *st, const struct task_origin *origin);
+/* A live task's origin, for its children; exe NULL when it may be stale. */
+void tracker_origin_of(const struct tracked_task *task, bool exe, struct task_origin *ret);
 void tracker_remove(struct tracker *t, struct tracked_task *task);
 /* Updates the facts that stat carries, but comm: a new name is news for
  * task_exec, which only events and scans deliver (a tick's read that took
@@ -86,6 +128,10 @@ void tracker_ghosts_age(struct tracker *t, bool all);
 /* How many tasks may keep fds open, from RLIMIT_NOFILE. */
 size_t tracker_fd_budget(void);
 void tracker_close_fds(struct tracker *t, struct tracked_task *task);
+/* Policy, RT priority and nice, by sched_getattr(): they are the loop's to
+ * compare with its own boosts, so read them as of now, never from a stat
+ * read taken off the loop, which may predate a boost or its end. */
+void tracker_read_policy(struct tracked_task *task);
 /* Moves task between the active and idle lists. */
 void tracker_set_active(struct tracker *t, struct tracked_task *task, bool active);
 
@@ -103,3 +149,22 @@ int tracker_start_polling(struct tracker *t);
 
 /* tracker_events.c */
 int tracker_attach_connector(struct tracker *t);
+
+/* tracker_pending.c */
+int tracker_pending_start(struct tracker *t);
+/* Waits for reads in progress, forgets every pending task. */
+void tracker_pending_stop(struct tracker *t);
+struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid);
+/* A new entry for tid, replacing any; NULL on -ENOMEM (logged). */
+struct tracker_pending *tracker_pending_new(struct tracker *t, pid_t tid, pid_t tgid, bool add);
+void tracker_pending_drop(struct tracker *t, struct tracker_pending *p);
+/* Drops the adds of tgid's threads but its leader: an exec killed them. */
+void tracker_pending_drop_threads(struct tracker *t, pid_t tgid);
+/* Records a setsid() of tgid for its pending tasks. */
+void tracker_pending_sid(struct tracker *t, pid_t tgid);
+/* Asks for p's stat; its outcome is applied when the read is back, which
+ * may be right away (no worker, a full queue, the task already gone): p
+ * may be freed on return. */
+void tracker_pending_read(struct tracker *t, struct tracker_pending *p);
+/* Applies the reads finished so far. */
+void tracker_pending_flush(struct tracker *t);

@@ -9,7 +9,8 @@
  * lock of the task's. So the tick reads schedstat (CPU and wait time),
  * status (the state) and sched_getattr() (policy and nice, a system call
  * that waits on nothing). stat, with the start time and last CPU, is read
- * only where a task is found: a fork, an exec, a scan.
+ * only where a task is found: a fork or an exec, off the loop thread
+ * (tracker_pending.c), and a scan.
  *
  * An active task keeps its status and schedstat open and each tick
  * rereads them with pread() at offset 0, which is several times cheaper
@@ -107,7 +108,7 @@ static bool gone_state(const struct tracked_task *task, const struct procfs_stat
 
 /* Policy and nice, from the scheduler itself: they change only when
  * someone sets them, so every TRACKER_STAT_MAX_AGE_NS is enough. */
-static void read_policy(struct tracked_task *task)
+void tracker_read_policy(struct tracked_task *task)
 {
 	struct sched_attr_v1 a;
 
@@ -127,7 +128,7 @@ static void apply_reads(struct tracked_task *task, const struct procfs_status *s
 		task->state = st->state;
 	task->nvcsw = (uint32_t)st->nvcsw;
 	if (!task->stat_ns || now - task->stat_ns >= TRACKER_STAT_MAX_AGE_NS) {
-		read_policy(task);
+		tracker_read_policy(task);
 		task->stat_ns = now;
 	}
 	if (task->state == 'R' || ss->cpu_ns != task->cpu_ns)

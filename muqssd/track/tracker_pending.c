@@ -1,0 +1,263 @@
+/* Tasks found by an event, read off the loop thread.
+ *
+ * A fork's child, or a process that just exec'd, may be in (another)
+ * execve by the time its event is read, and reading its stat would wait
+ * for that exec to finish: up to a second when the task sits preempted
+ * behind one of our boosts (bench/README.md, "The stall"). So the loop
+ * only opens the file at the event and the stat worker reads it. Until
+ * the read is back the task is pending: a fork's child is not in the
+ * table, and the loop does not know it, so nothing pins or boosts a task
+ * whose identity is not yet known; an exec'd task stays as it was.
+ *
+ * A read is taken some time after its event, before or after the events
+ * that follow. So later events are kept on the entry: an exit drops it
+ * (its result is then ignored: each read has a cookie); a comm or setsid
+ * is applied over whatever the read says; an exec means the read may be
+ * from before it, so the read is applied as it is (never dropped: a task
+ * that execs in a loop would never be applied) and read again for the
+ * exec. Exits, comms and execs of a task come in order, so the last one
+ * wins.
+ *
+ * A full queue is read on the loop thread, as before the worker: a storm
+ * that outruns the workers is still tracked exactly, and the cost is the
+ * old one. Dropping the task instead would lose it for good under
+ * --scope-pid if its parent exits before the next scan, and a rescan reads
+ * every task on the loop. */
+#include "tracker_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "time_util.h"
+
+#define READER_THREADS 2
+
+static bool gone_state(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
+struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid)
+{
+	return tidmap_get(&t->pending, tid);
+}
+
+void tracker_pending_drop(struct tracker *t, struct tracker_pending *p)
+{
+	if (tidmap_get(&t->pending, p->tid) == p)
+		(void)tidmap_remove(&t->pending, p->tid);
+	TAILQ_REMOVE(&t->pending_list, p, link);
+	free(p->exe);
+	free(p);
+}
+
+struct tracker_pending *tracker_pending_new(struct tracker *t, pid_t tid, pid_t tgid, bool add)
+{
+	struct tracker_pending *p = tidmap_get(&t->pending, tid);
+
+	/* An entry left for tid: its exit event was lost. */
+	if (p)
+		tracker_pending_drop(t, p);
+	p = calloc(1, sizeof(*p));
+	if (!p || tidmap_put(&t->pending, tid, p) < 0) {
+		free(p);
+		log_error_errno(ENOMEM, "cannot track task %d: %m", (int)tid);
+		return NULL;
+	}
+	p->tid = tid;
+	p->tgid = tgid;
+	p->add = add;
+	TAILQ_INSERT_TAIL(&t->pending_list, p, link);
+	return p;
+}
+
+void tracker_pending_drop_threads(struct tracker *t, pid_t tgid)
+{
+	struct tracker_pending *p, *next;
+
+	TAILQ_FOREACH_SAFE(p, &t->pending_list, link, next)
+		if (p->tgid == tgid && p->tid != tgid && p->add)
+			tracker_pending_drop(t, p);
+}
+
+void tracker_pending_sid(struct tracker *t, pid_t tgid)
+{
+	struct tracker_pending *p;
+
+	TAILQ_FOREACH(p, &t->pending_list, link)
+		if (p->tgid == tgid) {
+			p->sid_set = true;
+			p->sid = tgid;
+		}
+}
+
+/* What an exec changed, once read: as on_exec did before the worker. */
+static void apply_exec(struct tracker *t, struct tracked_task *task,
+		       const struct procfs_stat *st, uint64_t exec_ns)
+{
+	tracker_set_comm(task, st->comm);
+	tracker_apply_stat(task, st);
+	/* The loop may have boosted it, or stopped, since the read. */
+	tracker_read_policy(task);
+	free(task->proc->exe);
+	task->proc->exe = NULL;
+	(void)procfs_exe(task->tgid, &task->proc->exe);
+	/* It runs: back on the active list now, not at the next sweep. */
+	task->active_ns = now_nsec(CLOCK_MONOTONIC);
+	tracker_set_active(t, task, true);
+	t->event_ns = exec_ns;
+	if (t->cb.task_exec)
+		t->cb.task_exec(task, t->userdata);
+	t->event_ns = 0;
+	log_debug("exec tid=%d comm=%s event_ns=%llu table_ns=%llu", (int)task->tid, task->comm,
+		  (unsigned long long)exec_ns, (unsigned long long)now_nsec(CLOCK_MONOTONIC));
+}
+
+/* The events kept while the read was out win over it. */
+static void apply_kept(const struct tracker_pending *p, struct procfs_stat *st)
+{
+	if (p->comm_set)
+		memcpy(st->comm, p->comm, sizeof(st->comm));
+	if (p->sid_set)
+		st->session = p->sid;
+}
+
+/* A fork's child, read: added as on_fork did before the worker. Returns
+ * the task, or NULL when it is not to be tracked. */
+static struct tracked_task *complete_add(struct tracker *t, struct tracker_pending *p, int r,
+					 struct procfs_stat *st)
+{
+	pid_t tid = p->tid, tgid = p->tgid;
+	struct tracked_task *task;
+
+	if (r < 0 || gone_state(st->state)) {
+		/* Already gone, maybe after forking: a launcher. */
+		if (tid == tgid && p->parent_in && !(r == 0 && (st->flags & PF_KTHREAD_FLAG)))
+			tracker_ghost_add(t, tgid);
+		return NULL;
+	}
+	task = tidmap_get(&t->tasks, tid);
+	if (task && task->start_time == st->start_time && task->tgid == tgid)
+		return task; /* a scan or a request found it first */
+	if (task)
+		tracker_remove(t, task);
+	if (st->flags & PF_KTHREAD_FLAG)
+		return NULL;
+	if (!p->parent_in && !tracker_admits(t, tgid, st))
+		return NULL;
+	apply_kept(p, st);
+	t->event_ns = p->fork_ns;
+	task = tracker_add(t, tgid, tid, st, p->has_origin ? &p->origin : NULL);
+	t->event_ns = 0;
+	if (task && p->tracer_set)
+		task->tracer = p->tracer;
+	return task;
+}
+
+/* An exec'd process, read. Returns the task, or NULL when it is gone. */
+static struct tracked_task *complete_exec(struct tracker *t, struct tracker_pending *p, int r,
+					  struct procfs_stat *st)
+{
+	struct tracked_task *task = tidmap_get(&t->tasks, p->tgid);
+
+	/* Gone: its exit event, or the tick's next read, removes it. */
+	if (!task || task->tgid != p->tgid || r < 0 || gone_state(st->state))
+		return NULL;
+	/* The table held a task the tid had before: its exit was lost.
+	 * The next scan finds the new one. */
+	if (task->start_time != st->start_time) {
+		tracker_remove(t, task);
+		return NULL;
+	}
+	return task;
+}
+
+static void complete(struct tracker *t, struct tracker_pending *p, int r,
+		     const struct procfs_stat *read)
+{
+	struct tracked_task *task;
+	struct procfs_stat st;
+
+	if (r == -EINVAL)
+		log_task(LOG_LEVEL_WARNING, p->tid, NULL, NULL, "track",
+			 "cannot parse /proc/%d/task/%d/stat, ignoring", (int)p->tgid, (int)p->tid);
+	if (r == 0)
+		st = *read;
+	task = p->add ? complete_add(t, p, r, &st) : complete_exec(t, p, r, &st);
+	if (task && p->exec_ns) {
+		if (p->add && p->reread) {
+			/* Read maybe before its exec: read the exec'd one. */
+			p->add = p->reread = false;
+			tracker_pending_read(t, p);
+			return;
+		}
+		apply_kept(p, &st);
+		apply_exec(t, task, &st, p->exec_ns);
+		if (p->reread) {
+			p->reread = false;
+			tracker_pending_read(t, p);
+			return;
+		}
+	}
+	tracker_pending_drop(t, p);
+}
+
+static void on_read(const struct stat_result *res, void *userdata)
+{
+	struct tracker *t = userdata;
+	struct tracker_pending *p = tidmap_get(&t->pending, res->tid);
+
+	/* Dropped (an exit, an exec that killed it) or asked again since. */
+	if (!p || p->cookie != res->cookie)
+		return;
+	complete(t, p, res->r, &res->st);
+}
+
+void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
+{
+	struct procfs_stat st;
+	int fd, r;
+
+	p->cookie = ++t->cookies;
+	/* The new read is taken after every event so far. */
+	p->comm_set = p->sid_set = false;
+	fd = procfs_task_open(p->tgid, p->tid, "stat");
+	if (fd < 0) {
+		complete(t, p, fd, NULL);
+		return;
+	}
+	if (t->reader && stat_worker_submit(t->reader, fd, p->tid, p->cookie) == 0)
+		return;
+	t->loop_stat_reads++;
+	log_debug("stat reader busy, reading /proc/%d/task/%d/stat on the loop",
+		  (int)p->tgid, (int)p->tid);
+	r = procfs_stat_read(fd, &st);
+	close(fd);
+	complete(t, p, r, &st);
+}
+
+void tracker_pending_flush(struct tracker *t)
+{
+	if (t->reader)
+		(void)stat_worker_drain(t->reader);
+}
+
+int tracker_pending_start(struct tracker *t)
+{
+	/* Results are events: applied before timers, like the connector's. */
+	return stat_worker_new(&t->reader, t->event, SD_EVENT_PRIORITY_IMPORTANT, READER_THREADS,
+			       t->reader_prio, on_read, t);
+}
+
+void tracker_pending_stop(struct tracker *t)
+{
+	struct tracker_pending *p;
+
+	t->reader = stat_worker_free(t->reader);
+	while ((p = TAILQ_FIRST(&t->pending_list)))
+		tracker_pending_drop(t, p);
+	tidmap_done(&t->pending);
+}
