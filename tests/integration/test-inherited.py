@@ -12,9 +12,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sched_util import NCPU, Daemon, Scope, assert_clean, per_thread, slice_of  # noqa: E402
 
-# Spends a little CPU (so muqssd slices it), then forks a sleeper that
-# outlives the daemon's exit.
-FORKER = ("bash -c 'while :; do x=0; for i in $(seq 2000); do x=$((x+i)); done; "
+# Spends some CPU without sleeping (a hog for a moment, so muqssd gives
+# it our slice), then forks a sleeper that outlives the daemon's exit.
+FORKER = ("bash -c 'while :; do x=0; for ((i = 0; i < 30000; i++)); do x=$((x+i)); done; "
           "sleep 0.8 & sleep 0.05; done'")
 
 
