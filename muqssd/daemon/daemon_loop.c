@@ -410,8 +410,10 @@ void daemon_loop_stop(struct daemon *d)
 	/* Putting every task back may take a while: that is no stall. */
 	deadman_kick(d->deadman, 0, NULL);
 	d->tick = sd_event_source_disable_unref(d->tick);
-	if (d->loop)
+	if (d->loop) {
+		tracker_finish_pending(d->tracker);
 		loop_restore_all(d->loop);
+	}
 	else if (d->enf)
 		lv_restore_all(d->enf);
 	d->loop = loop_free(d->loop);

@@ -245,6 +245,20 @@ void tracker_pending_flush(struct tracker *t)
 		(void)stat_worker_drain(t->reader);
 }
 
+void tracker_finish_pending(struct tracker *t)
+{
+	struct tracker_pending *p;
+
+	if (!t)
+		return;
+	tracker_pending_flush(t);
+	/* No worker from here on: reads in flight are waited for and their
+	 * results dropped (stale cookies), and every read is taken here. */
+	t->reader = stat_worker_free(t->reader);
+	while ((p = TAILQ_FIRST(&t->pending_list)))
+		tracker_pending_read(t, p);
+}
+
 int tracker_pending_start(struct tracker *t)
 {
 	/* Results are events: applied before timers, like the connector's. */
