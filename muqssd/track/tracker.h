@@ -100,9 +100,10 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 		const struct tracker_callbacks *cb, void *userdata);
 /* Calls no callback: sched_data must be released by its owner first. */
 struct tracker *tracker_free(struct tracker *t);
-/* At exit, before the user puts tasks back: every task whose stat is
- * still being read is read on this thread and added (task_new), so a
- * fork's child that carries a pin or slice of ours is seen and undone.
+/* At exit, before the user puts tasks back: the queued events are read,
+ * and every task whose stat is still being read is read on this thread
+ * and added (task_new), so a fork's child that carries a pin or slice of
+ * ours is seen and undone.
  * A read may wait on a task mid-exec: at exit that is no stall. */
 void tracker_finish_pending(struct tracker *t);
 /* Replaces the task_* callbacks (recovered is kept). A module that hooks

@@ -251,7 +251,8 @@ void tracker_finish_pending(struct tracker *t)
 
 	if (!t)
 		return;
-	tracker_pending_flush(t);
+	/* Fork events still queued in the socket become pending first. */
+	(void)tracker_flush(t);
 	/* No worker from here on: reads in flight are waited for and their
 	 * results dropped (stale cookies), and every read is taken here. */
 	t->reader = stat_worker_free(t->reader);
