@@ -435,8 +435,11 @@ static void arm_sleepers(struct loop *l)
 		/* Spread over the CPUs where a wake-up would win: two
 		 * threads woken together (a dispatcher's workers) waiting
 		 * boosted on one CPU would run one after the other, in
-		 * FIFO, while the other CPU runs a hog. */
-		for (int c = 0; c < l->nr_cpus; c++)
+		 * FIFO, while the other CPU runs a hog. Not a sleeper
+		 * already pinned: the core placed it, and moving a pin back
+		 * and forth costs calls and hides an owner's mask that
+		 * happens to equal the new pin (enforce_pin()). */
+		for (int c = 0; c < l->nr_cpus && m->pinned_cpu < 0; c++)
 			if (l->wake_boosts[c] < l->wake_boosts[cpu] && sched_task_allows(&m->st, c) &&
 			    wake_beats(l, m, c))
 				cpu = c;

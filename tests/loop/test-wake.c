@@ -119,28 +119,32 @@ static void test_cap_per_cpu(void)
 	fk_done(&fk);
 }
 
-/* Two hogs free to run anywhere, and two workers that last ran on CPU 0
- * (a dispatcher wakes both at once): they wait boosted on different
- * CPUs, so neither runs behind the other while a hog holds the other
- * CPU. */
+/* Two workers that last ran on CPU 0, before any hog (so never pinned),
+ * then two hogs free to run anywhere settle: the workers wait boosted on
+ * different CPUs, so neither would run behind the other while a hog
+ * holds the other CPU. */
 static void test_spread(void)
 {
 	pid_t w[2] = { 200, 201 };
+	struct fk_task *h[2];
 
 	fk_init(&fk, "pu:2");
-	fk_add_hog(&fk, 100);
-	fk_add_hog(&fk, 101);
+	h[0] = fk_add(&fk, 100, 100, 1, "hog");
+	h[1] = fk_add(&fk, 101, 101, 1, "hog");
 	fk_add(&fk, w[0], w[0], 1, "worker");
 	fk_add(&fk, w[1], w[0], 1, "worker");
 	fk_start(&fk, 1000 * MS);
+	run_each_once(w, 2);
+	CHECK(!fk_get(&fk, w[0])->pinned && !fk_get(&fk, w[1])->pinned);
+	for (int i = 0; i < 2; i++) {
+		h[i]->keep_active = true;
+		fk_set_state(&fk, 100 + i, 'R', 1000);
+	}
 	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK(fk_view(&fk, 101).hog);
-	for (int round = 0; round < 20; round++) {
-		run_each_once(w, 2);
-		CHECK_EQ(boosted_at(w, 2, BOOST_WAKE), 2);
-		CHECK(fk_pinned_cpu(fk_get(&fk, w[0])) != fk_pinned_cpu(fk_get(&fk, w[1])));
-	}
+	CHECK_EQ(boosted_at(w, 2, BOOST_WAKE), 2);
+	CHECK(fk_pinned_cpu(fk_get(&fk, w[0])) != fk_pinned_cpu(fk_get(&fk, w[1])));
 	fk_done(&fk);
 }
 
