@@ -62,10 +62,13 @@ def chrt_idle(pid):
 
 def taskset(pid):
     # A CPU other than the one we may have pinned it to: a mask equal to
-    # our pin cannot be told from ours (see enforce_pin()).
+    # our pin cannot be told from ours (see enforce_pin()). The call
+    # taskset(1) makes, made at once: spawning taskset between the read
+    # and the write gave the daemon milliseconds to move the worker's pin
+    # (it is re-pinned at each of its 20 Hz wake-ups) onto that very CPU.
     aff = os.sched_getaffinity(pid)
     cpu = 1 if aff == {0} else 0
-    run("taskset", "-p", "-c", str(cpu), str(pid))
+    os.sched_setaffinity(pid, {cpu})
     return {cpu}
 
 
