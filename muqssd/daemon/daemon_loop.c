@@ -413,8 +413,7 @@ void daemon_loop_stop(struct daemon *d)
 	if (d->loop) {
 		tracker_finish_pending(d->tracker);
 		loop_restore_all(d->loop);
-	}
-	else if (d->enf)
+	} else if (d->enf)
 		lv_restore_all(d->enf);
 	d->loop = loop_free(d->loop);
 	d->enf = enforcer_free(d->enf);

@@ -92,6 +92,18 @@ static int only_cpu(const struct loop *l, const struct sched_task *st)
 	return only;
 }
 
+/* Settled hogs other than m itself, as the last tick counted them:
+ * allowed on several CPUs, or on cpu alone. */
+static bool float_hog_besides(const struct loop *l, const struct managed_task *m)
+{
+	return l->contend_float > (m->contend_prev == CONTEND_FLOAT);
+}
+
+static bool pinned_hog_besides(const struct loop *l, const struct managed_task *m, int cpu)
+{
+	return l->contend_pinned[cpu] > (m->contend_prev == cpu);
+}
+
 /* True if a settled hog may hold a CPU m may use (as the last tick saw
  * them). Only
  * then does the kernel keep a waking normal task waiting behind work
@@ -103,10 +115,10 @@ static bool contended_for(const struct loop *l, const struct managed_task *m)
 {
 	if (l->swarm)
 		return false;
-	if (l->contend_float > (m->contend_prev == CONTEND_FLOAT))
+	if (float_hog_besides(l, m))
 		return true;
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
-		if (l->contend_pinned[cpu] > (m->contend_prev == cpu) && sched_task_allows(&m->st, cpu))
+		if (pinned_hog_besides(l, m, cpu) && sched_task_allows(&m->st, cpu))
 			return true;
 	return false;
 }
@@ -357,8 +369,7 @@ static bool wake_beats(const struct loop *l, const struct managed_task *m, int c
 		return m->st.key < curr->key;
 	if (m->st.class == SCHED_CLASS_ISO && !sched_iso_refractory(l->core, cpu))
 		return true;
-	return l->contend_pinned[cpu] > (m->contend_prev == cpu) ||
-	       l->contend_float > (m->contend_prev == CONTEND_FLOAT);
+	return pinned_hog_besides(l, m, cpu) || float_hog_besides(l, m);
 }
 
 /* Collects the sleepers worth a wake-up boost: recently active ones
