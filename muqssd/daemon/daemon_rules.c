@@ -39,21 +39,42 @@ static void read_cmdline(pid_t pid, char *buf, size_t size)
 		buf[0] = '\0';
 }
 
+/* The v2 path where there is one (a hybrid host's "0::" line), else the
+ * named systemd hierarchy's. */
+static void read_cgroup(pid_t pid, char *buf, size_t size)
+{
+	int r = procfs_task_cgroup(pid, pid, "", buf, size);
+
+	if (r == -ENOENT)
+		r = procfs_task_cgroup(pid, pid, "name=systemd", buf, size);
+	if (r < 0)
+		buf[0] = '\0';
+}
+
 /* The rule that matches tt's process, or NULL. Only main threads are
- * matched; other threads follow their process's class. */
+ * matched; other threads follow their process's class. The command line
+ * and the cgroup are read only when a rule needs them to decide: reading
+ * cmdline takes the task's mmap lock, which a task that just exec'd
+ * takes for write at each mmap while it loads its libraries. */
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt)
 {
-	char cmdline[4096];
+	char cmdline[4096] = "", cgroup[4096] = "";
 	struct rule_subject s;
+	unsigned need;
 
 	if (!d->rules || tt->tid != tt->tgid)
 		return NULL;
-	read_cmdline(tt->tgid, cmdline, sizeof(cmdline));
 	s = (struct rule_subject){
 		.comm = tt->comm,
 		.exe = tracker_task_exe(tt),
-		.cmdline = cmdline[0] ? cmdline : NULL,
 		.uid = tt->uid,
 	};
+	need = rules_lazy_fields(d->rules, &s);
+	if (need & RULE_MATCH_CMDLINE)
+		read_cmdline(tt->tgid, cmdline, sizeof(cmdline));
+	if (need & RULE_MATCH_CGROUP)
+		read_cgroup(tt->tgid, cgroup, sizeof(cgroup));
+	s.cmdline = cmdline[0] ? cmdline : NULL;
+	s.cgroup = cgroup[0] ? cgroup : NULL;
 	return rules_match(d->rules, &s);
 }

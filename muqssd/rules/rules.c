@@ -314,15 +314,31 @@ static bool cgroup_matches(const char *prefix, const char *cgroup)
 	return n == 1 || cgroup[n] == '\0' || cgroup[n] == '/';
 }
 
-bool rule_matches(const struct rule *rule, const struct rule_subject *s)
+/* The kinds a caller has at hand: user, comm and exe. */
+static bool eager_matches(const struct rule *rule, const struct rule_subject *s)
 {
 	if ((rule->match & RULE_MATCH_USER) && rule->uid != s->uid)
 		return false;
-	if ((rule->match & RULE_MATCH_CGROUP) && !cgroup_matches(rule->cgroup, s->cgroup))
-		return false;
 	if ((rule->match & RULE_MATCH_COMM) && !comm_matches(rule->comm, s))
 		return false;
-	if ((rule->match & RULE_MATCH_EXE) && (!s->exe || fnmatch(rule->exe, s->exe, 0) != 0))
+	return !(rule->match & RULE_MATCH_EXE) || (s->exe && fnmatch(rule->exe, s->exe, 0) == 0);
+}
+
+unsigned rules_lazy_fields(const struct rules *r, const struct rule_subject *s)
+{
+	unsigned need = 0;
+
+	for (size_t i = 0; r && i < r->n_rules; i++)
+		if ((r->rules[i].match & RULES_LAZY) && eager_matches(&r->rules[i], s))
+			need |= r->rules[i].match & RULES_LAZY;
+	return need;
+}
+
+bool rule_matches(const struct rule *rule, const struct rule_subject *s)
+{
+	if (!eager_matches(rule, s))
+		return false;
+	if ((rule->match & RULE_MATCH_CGROUP) && !cgroup_matches(rule->cgroup, s->cgroup))
 		return false;
 	if ((rule->match & RULE_MATCH_CMDLINE) &&
 	    (!s->cmdline || regexec(&rule->cmdline_re, s->cmdline, 0, NULL, 0) != 0))

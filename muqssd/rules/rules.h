@@ -79,6 +79,12 @@ unsigned rules_bad_lines(const struct rules *r);
  * last. A comm longer than 15 characters (as ananicy names can be) matches
  * a comm equal to its first 15, or an exe whose basename is all of it. */
 const struct rule *rules_match(const struct rules *r, const struct rule_subject *s);
+/* The kinds whose facts cost a /proc read that can wait on the task
+ * (cmdline takes its mmap lock) or on the cgroup tree. */
+#define RULES_LAZY (RULE_MATCH_CMDLINE | RULE_MATCH_CGROUP)
+/* Which of RULES_LAZY some rule still needs to decide s, given its comm,
+ * exe and uid: the caller reads only those, and most programs need none. */
+unsigned rules_lazy_fields(const struct rules *r, const struct rule_subject *s);
 /* Whether one rule matches s. */
 bool rule_matches(const struct rule *rule, const struct rule_subject *s);
 

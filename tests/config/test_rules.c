@@ -94,6 +94,10 @@ static void test_match_kinds(void)
 
 	CHECK(class_of(r, subject("make", NULL, NULL, 1000, NULL), NULL) == SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("make", NULL, NULL, 1001, NULL)));
+
+	/* The cmdline and cgroup rules have no other kind: any subject may
+	 * need both read. */
+	CHECK(rules_lazy_fields(r, &(struct rule_subject){ .comm = "x", .uid = 1 }) == RULES_LAZY);
 	rules_free(r);
 	tmpdir_remove(dir);
 }
@@ -358,8 +362,39 @@ static void test_shipped_rules(void)
 		       NULL) == SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("make", "/usr/bin/make", "make -j2", 1000, NULL)));
 	CHECK(no_match(r, subject("bash", "/usr/bin/bash", NULL, 1000, NULL)));
+	/* The shipped set reads neither cmdline nor cgroup of anything. */
+	CHECK(rules_lazy_fields(r, &(struct rule_subject){ .comm = "cc1", .uid = 1000 }) == 0);
+	CHECK(rules_lazy_fields(r, &(struct rule_subject){ .comm = "bash", .uid = 0 }) == 0);
 	rules_free(r);
 	free(dir);
+}
+
+/* cmdline and cgroup are read only for a subject that meets a rule's
+ * other kinds. */
+static void test_lazy_fields(void)
+{
+	char *dir = tmpdir_new();
+	struct rule_subject s = { .comm = "chrome", .exe = "/opt/chrome/chrome", .uid = 1000 };
+	struct rules *r;
+	const char *log;
+
+	free(write_file(dir, "10-lazy.rules",
+			"comm=chrome cmdline=--type=renderer class=batch\n"
+			"exe=/opt/* user=1000 cgroup=/user.slice/app.slice class=idleprio\n"
+			"comm=make class=batch\n"));
+	r = load(dir, &log);
+	CHECK(rules_bad_lines(r) == 0);
+	CHECK(rules_lazy_fields(r, &s) == RULES_LAZY);
+	s.uid = 1001;
+	CHECK(rules_lazy_fields(r, &s) == RULE_MATCH_CMDLINE);
+	s.comm = "firefox";
+	s.exe = "/usr/bin/firefox";
+	CHECK(rules_lazy_fields(r, &s) == 0);
+	s.comm = "make";
+	CHECK(rules_lazy_fields(r, &s) == 0);
+	CHECK(rules_lazy_fields(NULL, &s) == 0);
+	rules_free(r);
+	tmpdir_remove(dir);
 }
 
 /* A community-sized set: how long one match takes. */
@@ -450,6 +485,7 @@ int main(void)
 	test_untrusted_file();
 	test_missing_dir_and_helpers();
 	test_shipped_rules();
+	test_lazy_fields();
 	test_regex_guard();
 	test_match_cost();
 	printf("ok\n");

@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""A native rule classifies a program at exec, with no pid typed: a hog
-matched by comm runs SCHED_IDLE (IDLEPRIO), and goes back when muqssd stops."""
+"""Native rules classify programs at exec, with no pid typed: a hog matched
+by comm runs SCHED_IDLE (IDLEPRIO) and goes back when muqssd stops; one
+matched by its command line, and one by its cgroup (a cgroup2 group the
+test makes), are batch. The cmdline and cgroup are read only for programs
+a rule could need them for, so these two prove that reading happens."""
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -14,45 +18,101 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sched_util import HOG, Daemon, Scope, task_sched  # noqa: E402
 
 
+def cgroup2_root():
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return mnt
+    return None
+
+
+def hog_pids(scope):
+    """{first argument: pid} of the scope's hogs."""
+    hogs = {}
+    for p in scope.pids():
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if os.path.basename(args[0]) == b"hog" and len(args) > 1:
+            hogs[args[1].decode()] = p
+    return hogs
+
+
 def main():
     if os.geteuid() != 0:
         print("needs root")
         return 77
     tmp = tempfile.mkdtemp(prefix="muqss-rules-")
     atexit.register(shutil.rmtree, tmp, True)
+    root = cgroup2_root()
+    cg = None
+    if root:
+        cg = tempfile.mkdtemp(prefix="muqss-rules-", dir=root)
+        atexit.register(lambda: os.path.isdir(cg) and os.rmdir(cg))
+    rel = "/" + os.path.relpath(cg, root) if cg else None
     rules = os.path.join(tmp, "rules.d")
     os.mkdir(rules)
     with open(os.path.join(rules, "10-test.rules"), "w") as f:
-        f.write("comm=hog class=idleprio\n")
+        f.write("comm=hog class=idleprio\n"
+                "cmdline=\"hog 21( |$)\" class=batch\n")
+        if cg:
+            f.write(f"comm=hog cgroup={rel} class=batch\n")
     conf = os.path.join(tmp, "muqssd.conf")
     with open(conf, "w") as f:
         f.write(f"[daemon]\nrules_dir = {rules}\n")
-    scope = Scope([f"bash -c 'sleep 1; exec {HOG} 20'"], limit=30)
+    cmds = [f"bash -c 'sleep 1; exec {HOG} 20'", f"bash -c 'sleep 1; exec {HOG} 21'"]
+    if cg:
+        cmds.append(f"bash -c 'echo $$ > {cg}/cgroup.procs; sleep 1; exec {HOG} 22'")
+    want = {"20": "idleprio", "21": "batch", "22": "batch"} if cg else \
+        {"20": "idleprio", "21": "batch"}
+    failed = []
+    scope = Scope(cmds, limit=30)
     try:
         d = Daemon(scope.root.pid, tmp, config=conf)
-        hog = None
+
+        def classes():
+            tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
+            by_tid = {t["tid"]: t["class"] for t in tasks}
+            return {arg: by_tid.get(p) for arg, p in hog_pids(scope).items()}
+
         end = time.monotonic() + 8
+        got = {}
         while time.monotonic() < end:
-            for p in scope.pids():
-                try:
-                    with open(f"/proc/{p}/comm", "rb") as f:
-                        if f.read().strip() == b"hog":
-                            hog = p
-                except OSError:
-                    pass
-            if hog and task_sched(hog)[1] == "idle":
+            got = classes()
+            if got == want and task_sched(hog_pids(scope)["20"])[1] == "idle":
                 break
             time.sleep(0.05)
-        assert hog, "the hog never started"
-        policy = task_sched(hog)[1]
-        assert policy == "idle", f"rule not applied: hog runs {policy}"
+        for arg, cls in want.items():
+            ok = got.get(arg) == cls
+            print(("ok: " if ok else "FAIL: ") + f"hog {arg} is {cls}")
+            if not ok:
+                failed.append(f"hog {arg}: {got.get(arg)}, not {cls}")
+        hog = hog_pids(scope).get("20")
+        policy = hog and task_sched(hog)[1]
+        if policy != "idle":
+            failed.append(f"the idleprio hog runs {policy}")
         d.kill(signal.SIGTERM)
-        policy = task_sched(hog)[1]
-        assert policy == "other", f"not restored after SIGTERM: {policy}"
-        print("1 passed, 0 failed")
-        return 0
+        policy = hog and task_sched(hog)[1]
+        if policy != "other":
+            failed.append(f"not restored after SIGTERM: {policy}")
+        if not cg:
+            print("no cgroup2 hierarchy: the cgroup rule was not tried")
     finally:
         scope.close()
+        if cg:
+            for _ in range(50):
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+    print(f"{0 if failed else 1} passed, {len(failed)} failed")
+    for f in failed:
+        print("  " + f)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
