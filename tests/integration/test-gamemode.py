@@ -53,6 +53,38 @@ def wait_for(cond, secs=10):
     return cond()
 
 
+def bridge_pid(timeout_pid):
+    """The bridge itself: timeout(1)'s child (setpriv and env exec it)."""
+    try:
+        with open(f"/proc/{timeout_pid}/task/{timeout_pid}/children") as f:
+            kids = f.read().split()
+        return int(kids[0]) if kids else None
+    except (OSError, ValueError):
+        return None
+
+
+def stop_bridge(bridge, secs=30):
+    """SIGTERM, as systemd stops it. Should it not be gone in secs, says
+    where it sits (the stack, its state) before timeout's KILL ends it:
+    a bridge stuck at exit once failed this test without a trace."""
+    pid = bridge_pid(bridge.pid)
+    bridge.terminate()
+    try:
+        bridge.wait(timeout=secs)
+        return None
+    except subprocess.TimeoutExpired:
+        where = []
+        for name in ("stack", "wchan", "status"):
+            try:
+                with open(f"/proc/{pid}/{name}", "rb") as f:
+                    where.append(f"{name}: {f.read().decode(errors='replace')}")
+            except OSError as e:
+                where.append(f"{name}: {e}")
+        bridge.kill()
+        bridge.wait(timeout=10)
+        return f"bridge {pid} still there {secs} s after SIGTERM; " + "; ".join(where)
+
+
 def main():
     if os.geteuid() != 0:
         print("needs root")
@@ -147,8 +179,8 @@ def main():
         expect("killed game dropped", wait_for(lambda: client_count() == "i 0"), client_count())
 
         # --mode nice: a nice instead of ISO, the old one back at unregister.
-        bridge.terminate()
-        bridge.wait(timeout=10)
+        stuck = stop_bridge(bridge)
+        expect("the bridge exits on SIGTERM", stuck is None, stuck)
         bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *env, BRIDGE,
                                    "--socket", d.sock, "--mode", "nice", "--nice", "5"],
                                   stdout=blog, stderr=subprocess.STDOUT)
@@ -173,12 +205,15 @@ def main():
                "needs root" in open(os.path.join(tmp, "bridge.log")).read())
     finally:
         if bridge:
-            bridge.terminate()
-            bridge.wait(timeout=10)
+            stuck = stop_bridge(bridge)
+            expect("the bridge exits on SIGTERM at the end", stuck is None, stuck)
         scope.close()
     print(f"{0 if failed else 1} passed, {len(failed)} failed")
     for f in failed:
         print("  " + f)
+    if failed:
+        with open(os.path.join(tmp, "bridge.log"), errors="replace") as f:
+            print("bridge log:\n" + f.read())
     return 1 if failed else 0
 
 
