@@ -159,6 +159,14 @@ int procfs_parse_status(const char *text, struct procfs_status *ret)
 	p = find_line(text, "voluntary_ctxt_switches:");
 	if (p && sscanf(p, "%lu", &a) == 1)
 		ret->nvcsw = a;
+	p = find_line(text, "PPid:");
+	if (p && sscanf(p, "%lu", &a) == 1)
+		ret->ppid = (pid_t)a;
+	p = find_line(text, "Kthread:");
+	if (p && sscanf(p, "%lu", &a) == 1)
+		ret->kthread = a != 0;
+	else
+		ret->kthread = !find_line(text, "VmSize:");
 	return 0;
 }
 

@@ -37,6 +37,10 @@ struct procfs_status {
 	uid_t ruid, euid;
 	gid_t rgid, egid;
 	uint64_t nvcsw;		/* voluntary_ctxt_switches; 0 when missing */
+	pid_t ppid;		/* 0 when missing */
+	/* "Kthread: 1", or, on kernels without that line, no memory
+	 * ("VmSize:" missing: a kernel thread, or a process past its exit). */
+	bool kthread;
 };
 
 int procfs_parse_status(const char *text, struct procfs_status *ret);

@@ -134,11 +134,11 @@ int scope_init(struct scope *s, const struct config *c)
 	return -ENOENT;
 }
 
-bool scope_excluded(const struct scope *s, pid_t tgid, const struct procfs_stat *st)
+bool scope_excluded(const struct scope *s, pid_t tgid, bool kthread, pid_t ppid)
 {
 	if (tgid <= 1 || tgid == s->kthreadd || tgid == s->self)
 		return true;
-	return (st->flags & PF_KTHREAD_FLAG) || st->ppid == s->kthreadd;
+	return kthread || ppid == s->kthreadd;
 }
 
 int scope_cgroup_contains(const struct scope *s, pid_t tgid, pid_t tid)

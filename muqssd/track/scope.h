@@ -41,6 +41,6 @@ struct scope {
 /* Resolves the config's scope; -ENOENT when the cgroup is nowhere. */
 int scope_init(struct scope *s, const struct config *c);
 /* Never tracked, whatever the scope. */
-bool scope_excluded(const struct scope *s, pid_t tgid, const struct procfs_stat *st);
+bool scope_excluded(const struct scope *s, pid_t tgid, bool kthread, pid_t ppid);
 /* 1 when the task is in the scope's cgroup subtree, 0 when not, -errno. */
 int scope_cgroup_contains(const struct scope *s, pid_t tgid, pid_t tid);

@@ -144,7 +144,7 @@ int tracker_start(struct tracker *t)
 
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
 {
-	if (scope_excluded(&t->scope, tgid, st))
+	if (scope_excluded(&t->scope, tgid, st->flags & PF_KTHREAD_FLAG, st->ppid))
 		return false;
 	switch (t->scope.kind) {
 	case SCOPE_PID:
@@ -154,6 +154,17 @@ bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st)
 	default:
 		return true;
 	}
+}
+
+bool tracker_may_admit(struct tracker *t, pid_t tgid, pid_t *ppid)
+{
+	struct procfs_status st;
+
+	if (procfs_task_status(tgid, tgid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	    scope_excluded(&t->scope, tgid, st.kthread, st.ppid))
+		return false;
+	*ppid = st.ppid;
+	return t->scope.kind != SCOPE_CGROUP || scope_cgroup_contains(&t->scope, tgid, tgid) > 0;
 }
 
 void tracker_set_comm(struct tracked_task *task, const char *comm)
@@ -274,18 +285,14 @@ struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
 
 static bool adopt_process(struct tracker *t, pid_t tgid, unsigned depth)
 {
-	struct procfs_stat st;
+	pid_t ppid;
 
 	if (tidmap_get(&t->procs, tgid))
 		return true;
-	if (procfs_task_stat(tgid, tgid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
-	    scope_excluded(&t->scope, tgid, &st))
+	if (!tracker_may_admit(t, tgid, &ppid))
 		return false;
-	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid &&
-	    !tidmap_get(&t->procs, st.ppid) &&
-	    (depth >= ADOPT_MAX_DEPTH || st.ppid <= 1 || !adopt_process(t, st.ppid, depth + 1)))
-		return false;
-	if (!tracker_admits(t, tgid, &st))
+	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid) &&
+	    (depth >= ADOPT_MAX_DEPTH || ppid <= 1 || !adopt_process(t, ppid, depth + 1)))
 		return false;
 	tracker_scan_threads(t, tgid, false);
 	return tidmap_get(&t->procs, tgid) != NULL;

@@ -198,7 +198,9 @@ size_t tracker_count(const struct tracker *t);
 size_t tracker_count_active(const struct tracker *t);
 uint64_t tracker_lost_recoveries(const struct tracker *t);
 uint64_t tracker_events(const struct tracker *t);
-/* New tasks read on the loop thread because the reader's queue was full. */
+/* stat reads on the loop thread, which can wait on a task mid-exec: a
+ * scan's of tasks in scope (the rest of the machine is sorted out through
+ * status), and new tasks' when the reader's queue was full. */
 uint64_t tracker_loop_stat_reads(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */

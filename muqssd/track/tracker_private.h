@@ -77,7 +77,9 @@ struct tracker {
 	struct stat_worker *reader;
 	int reader_prio;
 	uint64_t cookies;
-	uint64_t loop_stat_reads; /* the reader's queue was full */
+	/* stat reads on the loop thread: a scan's of tasks in scope, and
+	 * new tasks' when the reader's queue was full */
+	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
 	uint64_t last_refresh_ns;
@@ -116,6 +118,12 @@ void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st)
 void tracker_set_comm(struct tracked_task *task, const char *comm);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
+/* The same test for a process not in the table, from its status, which
+ * takes no lock of the task's where stat waits on a task mid-exec
+ * (bench/README.md, "The stall"): a scan reads the rest of the machine
+ * this way and only what is in scope through stat. Under --scope-pid it
+ * does not check the parent, which it returns in *ppid. */
+bool tracker_may_admit(struct tracker *t, pid_t tgid, pid_t *ppid);
 
 /* tracker_ghost.c */
 void tracker_ghost_add(struct tracker *t, pid_t tgid);

@@ -57,6 +57,9 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
 			task->seen_gen = t->generation;
 			continue;
 		}
+		/* A thread of a process in scope: the one stat read left on
+		 * the loop thread in a scan (see tracker_may_admit()). */
+		t->loop_stat_reads++;
 		r = procfs_task_stat(tgid, tid, &st);
 		if (r == -EINVAL)
 			log_task(LOG_LEVEL_WARNING, tid, NULL, NULL, "track",
@@ -125,8 +128,7 @@ int tracker_scan(struct tracker *t, bool verify)
 		return log_error_errno(errno, "cannot open /proc: %m");
 	t->generation++;
 	while ((de = readdir(dir))) {
-		pid_t tgid = procfs_pid_from_name(de->d_name);
-		struct procfs_stat st;
+		pid_t tgid = procfs_pid_from_name(de->d_name), ppid;
 
 		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
@@ -134,10 +136,11 @@ int tracker_scan(struct tracker *t, bool verify)
 			tracker_scan_threads(t, tgid, verify);
 			continue;
 		}
-		if (procfs_task_stat(tgid, tgid, &st) < 0 || scope_excluded(&t->scope, tgid, &st))
+		/* The rest of the machine is sorted out through status: only
+		 * a process in scope is read through stat. */
+		if (!tracker_may_admit(t, tgid, &ppid))
 			continue;
-		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid &&
-		    !tidmap_get(&t->procs, st.ppid)) {
+		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid)) {
 			if (npending == cap) {
 				struct pending *p;
 
@@ -149,11 +152,10 @@ int tracker_scan(struct tracker *t, bool verify)
 				}
 				pending = p;
 			}
-			pending[npending++] = (struct pending){ tgid, st.ppid };
+			pending[npending++] = (struct pending){ tgid, ppid };
 			continue;
 		}
-		if (tracker_admits(t, tgid, &st))
-			tracker_scan_threads(t, tgid, verify);
+		tracker_scan_threads(t, tgid, verify);
 	}
 	if (t->scope.kind == SCOPE_PID)
 		scan_pending(t, pending, npending, verify);

@@ -79,8 +79,17 @@ static void test_status(void)
 	CHECK(s.tgid == 4321 && s.ruid == 1000 && s.euid == 65534);
 	CHECK(s.rgid == 100 && s.egid == 101);
 	CHECK(s.nvcsw == 4096);
+	CHECK(s.ppid == 100);
+	CHECK(s.kthread); /* no Kthread line and no memory */
 	CHECK(procfs_parse_status("Tgid:\t1\nUid:\t0 0 0 0\nGid:\t0 0 0 0\n", &s) == 0);
-	CHECK(s.nvcsw == 0);
+	CHECK(s.nvcsw == 0 && s.ppid == 0);
+	CHECK(procfs_parse_status("Tgid:\t9\nPPid:\t2\nUid:\t0 0 0 0\nGid:\t0 0 0 0\n"
+				  "Kthread:\t1\n", &s) == 0);
+	CHECK(s.kthread && s.ppid == 2);
+	CHECK(procfs_parse_status("Tgid:\t9\nUid:\t0 0 0 0\nGid:\t0 0 0 0\nKthread:\t0\n", &s) == 0);
+	CHECK(!s.kthread);
+	CHECK(procfs_parse_status("Tgid:\t9\nUid:\t0 0 0 0\nGid:\t0 0 0 0\nVmSize:\t100 kB\n", &s) == 0);
+	CHECK(!s.kthread);
 	CHECK(procfs_parse_status("Name:\tx\nTgid:\t1\n", &s) < 0);
 	CHECK(procfs_parse_status("", &s) < 0);
 }
