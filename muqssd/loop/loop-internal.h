@@ -10,10 +10,18 @@
 #include "loop.h"
 
 /* The head of each CPU runs at BOOST_RUN; early-key sleepers wait at
- * BOOST_WAKE so they preempt it when they wake. Both are below
+ * BOOST_WAKE so they preempt it when they wake. A sleeper whose key does
+ * not beat the head's, on a CPU where hogs contend, waits at BOOST_NEXT:
+ * woken, it lets the head run on, and runs when the head blocks, before
+ * the hogs, as MuQSS would pick it next. All are below
  * ENFORCE_DAEMON_PRIO. */
-#define BOOST_RUN ENFORCE_BOOST_PRIO_MIN
-#define BOOST_WAKE (ENFORCE_BOOST_PRIO_MIN + 1)
+/* Armed sleepers of one CPU are ranked by key within each (arm_prio()):
+ * BOOST_NEXT..BOOST_NEXT_TOP, BOOST_WAKE..BOOST_WAKE_TOP. */
+#define BOOST_NEXT ENFORCE_BOOST_PRIO_MIN
+#define BOOST_NEXT_TOP (BOOST_NEXT + WAKE_BOOST_MAX - 1)
+#define BOOST_RUN (BOOST_NEXT_TOP + 1)
+#define BOOST_WAKE (BOOST_RUN + 1)
+#define BOOST_WAKE_TOP (BOOST_WAKE + WAKE_BOOST_MAX - 1)
 
 #define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while a task waits queued; the shortest */
 #define TICK_BUSY_MAX_NS (10ULL * 1000 * 1000) /* while the core has work */
@@ -37,12 +45,21 @@
 _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 	       "wait boosts must be dropped while the tick still visits the task");
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
+_Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX <= ENFORCE_BOOST_PRIO_MAX,
+	       "every armed rank is a boost priority");
 /* How long a task must have been a hog before it makes contention that
  * the loop acts on. Threads that hand work to each other (hackbench)
  * sometimes run a slice without blocking, and are hogs for a moment:
  * queueing and boosting everything around them for that moment is what
  * made hackbench 1.5 times slower. A CPU-bound task is a hog for good. */
 #define HOG_SETTLED_NS (50ULL * 1000 * 1000)
+/* A hog that has blocked at most this often in its life (the kernel
+ * counts from its fork; an exec's migration is one) is CPU-bound from
+ * birth, and settled at once: the wait above is for threads that hand
+ * work to each other, which block thousands of times a second. Without
+ * it the 60 Hz frame task beside 8 hogs started with it ran its first
+ * 100 ms as on the stock kernel, and missed 2-6 frames each round. */
+#define HOG_BORN_NVCSW 4
 /* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
  * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
  * shells, a thread pool). The kernel orders so many equals as well as
@@ -83,6 +100,7 @@ struct managed_task {
 	/* Small fields last, packed: there is one of these per thread in
 	 * scope, 10,000 on a busy desktop. */
 	uint8_t boost_prio;	/* 0 when not boosted, else 1..99 */
+	uint8_t arm_prio;	/* this tick: BOOST_WAKE or BOOST_NEXT */
 	int8_t kernel_nice;	/* the nice we set for a hog, or NICE_UNSET */
 	int8_t seen_policy;	/* the last normal policy read or set (not our boost) */
 	/* Where it counted as a settled hog, this tick and the last:
@@ -118,6 +136,7 @@ struct loop {
 	 * acts on (contended_for). */
 	unsigned *settled_pinned, *contend_pinned;
 	unsigned settled_float, contend_float;
+	uint64_t next_settle_ns;	/* this tick: when the next hog settles, or 0 */
 	unsigned recent_sleepers;	/* this tick: for the swarm test */
 	bool swarm;			/* as the last tick found */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */

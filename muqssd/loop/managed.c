@@ -183,6 +183,8 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 	managed_read_allowed(l, m);
 	m->st.last_cpu = tt->last_cpu >= 0 && tt->last_cpu < l->nr_os_cpus ? l->os_to_cpu[tt->last_cpu] : 0;
 	m->seen_cpu_ns = tt->cpu_ns;
+	/* Blocks before we met it are no sleep in its first slice of ours. */
+	m->seen_nvcsw = tt->nvcsw;
 	m->seen_policy = (int8_t)tt->policy;
 	m->adopted = true;
 	managed_set_class(l, m, inherited_class(l, tt));

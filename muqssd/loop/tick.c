@@ -269,8 +269,12 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		if (runnable) {
 			int only = only_cpu(l, &m->st);
 
-			bool settled = now - m->hog_since_ns >= HOG_SETTLED_NS;
+			bool settled = now - m->hog_since_ns >= HOG_SETTLED_NS ||
+				       tt->nvcsw <= HOG_BORN_NVCSW;
 
+			if (!settled && (!l->next_settle_ns ||
+					 m->hog_since_ns + HOG_SETTLED_NS < l->next_settle_ns))
+				l->next_settle_ns = m->hog_since_ns + HOG_SETTLED_NS;
 			l->hogs[task_cpu(l, m)]++;
 			if (only >= 0) {
 				l->pinned_hogs[only]++;
@@ -397,7 +401,11 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 		managed_unboost(l, m);
 		return;
 	}
-	if (!wake_beats(l, m, cpu)) {
+	if (wake_beats(l, m, cpu))
+		m->arm_prio = BOOST_WAKE;
+	else if (sched_running(l->core, cpu))
+		m->arm_prio = BOOST_NEXT; /* behind the head, before the hogs */
+	else {
 		managed_unboost(l, m);
 		return;
 	}
@@ -430,12 +438,35 @@ static int by_last_ran(const void *a, const void *b)
 	return x->last_ran_ns < y->last_ran_ns ? 1 : x->last_ran_ns > y->last_ran_ns ? -1 : 0;
 }
 
+/* The FIFO priority of an armed sleeper: its rank by key among those
+ * armed the same way on its CPU, the earliest key highest, from the top
+ * of BOOST_WAKE's range (it beats the head) or BOOST_NEXT's (it runs
+ * when the head blocks). Two sleepers armed at one priority ran in the
+ * order they woke: a storm's shell that woke first held the frame task
+ * behind it for its whole burst, where MuQSS lets a waking task with the
+ * earlier deadline preempt. */
+static int arm_prio(const struct loop *l, const struct managed_task *m, size_t n)
+{
+	int rank = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct managed_task *o = l->armable[i];
+
+		if (o != m && o->arm_cpu == m->arm_cpu && o->arm_prio == m->arm_prio &&
+		    (o->st.key < m->st.key || (o->st.key == m->st.key && o < m)))
+			rank++;
+	}
+	return (m->arm_prio == BOOST_WAKE ? BOOST_WAKE_TOP : BOOST_NEXT_TOP) - rank;
+}
+
 /* A bounded number per CPU wait boosted: many boosted sleepers waking
  * together would hold the CPU in SCHED_FIFO past what the tick can
  * correct. The ones that ran last are the likeliest to wake next (a
  * frame loop, not a shell waiting for its child), so they go first. */
 static void arm_sleepers(struct loop *l)
 {
+	size_t n = 0;
+
 	l->armed_slice_ns = UINT64_MAX;
 	if (l->nr_armable > 1) /* armable is NULL until the first one */
 		qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
@@ -451,12 +482,15 @@ static void arm_sleepers(struct loop *l)
 		 * and forth costs calls and hides an owner's mask that
 		 * happens to equal the new pin (enforce_pin()). */
 		for (int c = 0; c < l->nr_cpus && m->pinned_cpu < 0; c++)
-			if (l->wake_boosts[c] < l->wake_boosts[cpu] && sched_task_allows(&m->st, c) &&
-			    wake_beats(l, m, c))
+			if ((m->arm_prio != BOOST_WAKE || l->wake_boosts[c] < l->wake_boosts[cpu]) &&
+			    sched_task_allows(&m->st, c) && wake_beats(l, m, c)) {
 				cpu = c;
+				m->arm_prio = BOOST_WAKE;
+			}
 		if (l->wake_boosts[cpu] < WAKE_BOOST_MAX &&
 		    managed_pin(l, m, cpu, l->last_tick_ns) != -EINVAL) {
-			managed_boost(l, m, BOOST_WAKE);
+			m->arm_cpu = cpu;
+			l->armable[n++] = m; /* kept: ranked below */
 			l->wake_boosts[cpu]++;
 			if (slice_left(&m->st) < l->armed_slice_ns)
 				l->armed_slice_ns = slice_left(&m->st);
@@ -464,6 +498,8 @@ static void arm_sleepers(struct loop *l)
 			managed_unboost(l, m);
 		}
 	}
+	for (size_t i = 0; i < n; i++)
+		managed_boost(l, l->armable[i], arm_prio(l, l->armable[i], n));
 	l->nr_armable = 0;
 }
 
@@ -542,6 +578,32 @@ static uint64_t busy_tick_ns(struct loop *l)
 	return tick < TICK_ACTIVE_NS ? TICK_ACTIVE_NS : tick > TICK_BUSY_MAX_NS ? TICK_BUSY_MAX_NS : tick;
 }
 
+/* Settled hogs this tick where the last tick counted none: what they
+ * change (queueing, arming) is acted on only from the next tick, which
+ * should not be a calm tick away. */
+static bool contention_starts(const struct loop *l)
+{
+	bool now = l->settled_float > 0, before = l->contend_float > 0;
+
+	for (int cpu = 0; cpu < l->nr_cpus; cpu++) {
+		now |= l->settled_pinned[cpu] > 0;
+		before |= l->contend_pinned[cpu] > 0;
+	}
+	return now && !before;
+}
+
+/* The calm tick (TICK_HOGS_NS), brought forward to when the next hog
+ * settles: the first tick that can act on it. */
+static uint64_t calm_tick_ns(const struct loop *l, uint64_t now)
+{
+	uint64_t tick = TICK_HOGS_NS;
+
+	if (l->next_settle_ns && l->next_settle_ns < now + tick)
+		tick = l->next_settle_ns > now + TICK_ACTIVE_NS ? l->next_settle_ns - now
+								: TICK_ACTIVE_NS;
+	return tick;
+}
+
 uint64_t loop_tick(struct loop *l, uint64_t now)
 {
 	uint64_t dt = l->last_tick_ns ? now - l->last_tick_ns : l->tick_ns;
@@ -566,6 +628,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
 	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS);
 	l->recent_sleepers = 0;
+	l->next_settle_ns = 0;
 	l->src.ops->foreach_active(l->src.ctx, account_task, l);
 	if (l->swarm != (l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus)) {
 		l->swarm = !l->swarm;
@@ -610,8 +673,10 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	else if (l->swarm)
 		l->tick_ns = TICK_SWARM_NS;
 	else if (hogs || l->src.ops->count_active(l->src.ctx))
-		l->tick_ns = TICK_HOGS_NS;
+		l->tick_ns = calm_tick_ns(l, now);
 	else
 		l->tick_ns = TICK_IDLE_NS;
+	if (!l->swarm && contention_starts(l) && l->tick_ns > TICK_ACTIVE_NS)
+		l->tick_ns = TICK_ACTIVE_NS;
 	return l->tick_ns;
 }

@@ -1,5 +1,6 @@
 /* The fake kernel behind the loop's unit tests (see fake_kernel.h). */
 #include "fake_kernel.h"
+#include "loop-internal.h" /* the boost priorities */
 
 #include <errno.h>
 #include <stdio.h>
@@ -560,6 +561,13 @@ unsigned fk_run(struct fake_kernel *fk, uint64_t span)
 		n++;
 	}
 	return n;
+}
+
+int fk_boost_level(int prio)
+{
+	if (prio >= BOOST_WAKE && prio <= BOOST_WAKE_TOP)
+		return BOOST_WAKE;
+	return prio >= BOOST_NEXT && prio <= BOOST_NEXT_TOP ? BOOST_NEXT : prio;
 }
 
 int fk_pinned_cpu(const struct fk_task *t)

@@ -116,6 +116,10 @@ uint64_t fk_tick(struct fake_kernel *fk, uint64_t dt);
 /* Ticks at the loop's own pace for at least span ns. Returns the ticks. */
 unsigned fk_run(struct fake_kernel *fk, uint64_t span);
 
+/* A boost priority with every rank (by key among the sleepers armed on
+ * a CPU) read as the bottom of its range: BOOST_WAKE or BOOST_NEXT. */
+int fk_boost_level(int prio);
+
 /* The logical CPU the task is pinned to (the lowest in its pin), or -1. */
 int fk_pinned_cpu(const struct fk_task *t);
 void fk_reset_calls(struct fake_kernel *fk);

@@ -96,7 +96,7 @@ static void test_einval_rereads_mask(void)
 	/* The next tick arms it within its new mask; it wakes there. */
 	fk_tick(&fk, 2 * MS);
 	CHECK_EQ(fk_pinned_cpu(a), 1);
-	CHECK_EQ(a->boost_prio, BOOST_WAKE);
+	CHECK_EQ(fk_boost_level(a->boost_prio), BOOST_WAKE);
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_tick(&fk, 2 * MS);
 	v = fk_view(&fk, 100);

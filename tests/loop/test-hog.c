@@ -95,7 +95,9 @@ static void test_contention_comes_and_goes(void)
 	CHECK_EQ(loop_counters(fk.loop)->boosts, 0);
 
 	/* A hog for a moment (a thread that ran a slice without blocking,
-	 * then blocked) is not contention yet. */
+	 * then blocked) is not contention yet: like hackbench's threads, it
+	 * has blocked thousands of times before. */
+	fk_get(&fk, 100)->tt.nvcsw = 5000;
 	fk_set_state(&fk, 100, 'R', 1000);
 	for (int i = 0; i < 15; i++) {
 		fk_set_state(&fk, s[i % 6], 'R', 300);
@@ -134,6 +136,54 @@ static void test_contention_comes_and_goes(void)
 		CHECK(!fk_view(&fk, s[i]).running);
 	}
 	fk_done(&fk);
+}
+
+/* Ticks at the loop's pace until f waits boosted; the time it took. */
+static uint64_t until_armed(struct fk_task *f, uint64_t limit)
+{
+	uint64_t t = 0, dt = 2 * MS;
+
+	while (t < limit && !f->boost_prio) {
+		uint64_t next = fk_tick(&fk, dt);
+
+		t += dt;
+		dt = next;
+	}
+	return t;
+}
+
+/* A hog that has (almost) never blocked since its fork is CPU-bound
+ * from birth: it is contention as soon as it is a hog, not
+ * HOG_SETTLED_NS later, and the tick after it is found is a short one,
+ * so a sleeper beside it waits boosted within a few ms. The same hog
+ * with a history of blocking settles only after HOG_SETTLED_NS, and the
+ * calm tick comes back for the moment it does. */
+static void test_born_hog(void)
+{
+	for (int born = 1; born >= 0; born--) {
+		struct fk_task *f;
+		uint64_t t;
+
+		fk_init(&fk, "pu:1");
+		f = fk_add(&fk, 200, 200, 1, "frame");
+		fk_add(&fk, 100, 100, 1, "hog")->tt.nvcsw = born ? 0 : 5000;
+		fk_start(&fk, 1000 * MS);
+		/* The frame task ran lately, and sleeps. */
+		fk_set_state(&fk, 200, 'R', 1000);
+		fk_tick(&fk, 1 * MS);
+		fk_set_state(&fk, 200, 'S', 0);
+		fk_set_state(&fk, 100, 'R', 1000);
+		t = until_armed(f, 300 * MS);
+		CHECK(fk_view(&fk, 100).hog);
+		CHECK(f->boost_prio);
+		/* Found a hog at the first calm tick; a short one after. */
+		if (born)
+			CHECK(t <= 2 * MS + TICK_HOGS_NS + TICK_ACTIVE_NS);
+		else
+			CHECK(t >= HOG_SETTLED_NS &&
+			      t <= 2 * MS + TICK_HOGS_NS + HOG_SETTLED_NS + TICK_ACTIVE_NS);
+		fk_done(&fk);
+	}
 }
 
 /* A swarm (more than SWARM_PER_CPU chatty threads per CPU ran lately)
@@ -285,6 +335,7 @@ int main(void)
 {
 	test_hog_and_back();
 	test_contention_comes_and_goes();
+	test_born_hog();
 	test_busy_worker_is_no_hog();
 	test_swarm();
 	test_hog_nice();

@@ -33,7 +33,7 @@ static unsigned boosted_at(const pid_t *tids, int n, int prio)
 	unsigned k = 0;
 
 	for (int i = 0; i < n; i++)
-		k += fk_get(&fk, tids[i])->boost_prio == prio;
+		k += fk_boost_level(fk_get(&fk, tids[i])->boost_prio) == prio;
 	return k;
 }
 
@@ -58,7 +58,7 @@ static void test_cap_one_cpu(void)
 	for (int i = 0; i < 6; i++) {
 		struct fk_task *t = fk_get(&fk, s[i]);
 
-		CHECK_EQ(t->boost_prio, i < 2 ? 0 : BOOST_WAKE);
+		CHECK_EQ(fk_boost_level(t->boost_prio), i < 2 ? 0 : BOOST_WAKE);
 		if (t->boost_prio)
 			CHECK_EQ(fk_pinned_cpu(t), 0); /* waits where it will wake */
 	}
@@ -68,7 +68,7 @@ static void test_cap_one_cpu(void)
 	/* The first one runs again: now it is among the last four. */
 	run_each_once(s, 1);
 	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
-	CHECK_EQ(fk_get(&fk, s[0])->boost_prio, BOOST_WAKE);
+	CHECK_EQ(fk_boost_level(fk_get(&fk, s[0])->boost_prio), BOOST_WAKE);
 	CHECK_EQ(fk_get(&fk, s[2])->boost_prio, 0);
 
 	/* Recent sleepers only: RECENT_SLEEPER_NS later none is worth a
@@ -170,7 +170,7 @@ static void test_iso_in_swarm(void)
 		fk_set_state(&fk, p[1], n % 8 ? 'S' : 'R', 300);
 		fk_tick(&fk, 2 * MS);
 		if (n > 20 && n % 8 == 3) {
-			CHECK_EQ(fk_get(&fk, p[0])->boost_prio, BOOST_WAKE);
+			CHECK_EQ(fk_boost_level(fk_get(&fk, p[0])->boost_prio), BOOST_WAKE);
 			CHECK_EQ(fk_get(&fk, p[1])->boost_prio, 0);
 		}
 	}
@@ -211,12 +211,85 @@ static void test_wake_runs(void)
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_run(&fk, 100 * MS);
 	run_each_once(s, 1);
-	CHECK_EQ(t->boost_prio, BOOST_WAKE);
+	CHECK_EQ(fk_boost_level(t->boost_prio), BOOST_WAKE);
 	fk_set_state(&fk, 200, 'R', 200);
 	fk_tick(&fk, 2 * MS);
 	CHECK(fk_view(&fk, 200).running);
 	CHECK_EQ(t->boost_prio, BOOST_RUN);
 	CHECK_EQ(fk_pinned_cpu(t), 0);
+	fk_done(&fk);
+}
+
+/* Sleepers armed on one CPU hold distinct priorities, the earlier key
+ * the higher: a later waker with the earlier deadline preempts one that
+ * woke first, as in MuQSS, where one FIFO priority would run them in the
+ * order they woke. */
+static void test_rank_by_key(void)
+{
+	pid_t s[3] = { 200, 201, 202 };
+	struct fk_task *t[3];
+
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	for (int i = 0; i < 3; i++)
+		t[i] = fk_add(&fk, s[i], s[i], 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	/* 202 uses up a slice: a new, later deadline. */
+	fk_set_state(&fk, 202, 'R', 1000);
+	for (int i = 0; i < 4; i++)
+		fk_tick(&fk, 2 * MS);
+	fk_set_state(&fk, 202, 'S', 0);
+	run_each_once(s, 2);
+	fk_tick(&fk, 2 * MS);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(fk_boost_level(t[i]->boost_prio), BOOST_WAKE);
+	CHECK(t[0]->boost_prio != t[1]->boost_prio);
+	CHECK(t[0]->boost_prio > t[2]->boost_prio && t[1]->boost_prio > t[2]->boost_prio);
+	CHECK_EQ(t[2]->boost_prio, BOOST_WAKE_TOP - 2);
+	fk_done(&fk);
+}
+
+/* Beside a settled hog, a sleeper whose key does not beat the CPU's
+ * running pick waits at BOOST_NEXT: woken, it does not preempt the pick
+ * but runs before the hog once the pick blocks. One that beats it waits
+ * at BOOST_WAKE. */
+static void test_next_behind_head(void)
+{
+	pid_t s[1] = { 202 };
+	struct fk_task *head, *late, *early;
+
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	head = fk_add(&fk, 200, 200, 1, "head");
+	early = fk_add(&fk, 201, 201, 1, "early");
+	late = fk_add(&fk, 202, 202, 1, "late");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	/* early runs a moment, and sleeps: the earliest key. head, then
+	 * late, use up a slice: each gets a new deadline, late's last. */
+	run_each_once(&early->tt.tid, 1);
+	for (pid_t tid = 200; tid <= 202; tid += 2) {
+		fk_set_state(&fk, tid, 'R', 1000);
+		for (int i = 0; i < 4; i++)
+			fk_tick(&fk, 2 * MS);
+		fk_set_state(&fk, tid, 'S', 0);
+		fk_tick(&fk, 2 * MS);
+	}
+	run_each_once(s, 1);
+	fk_set_state(&fk, 200, 'R', 300);
+	fk_tick(&fk, 2 * MS);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 200).running);
+	CHECK_EQ(head->boost_prio, BOOST_RUN);
+	CHECK_EQ(fk_boost_level(late->boost_prio), BOOST_NEXT);
+	CHECK_EQ(fk_boost_level(early->boost_prio), BOOST_WAKE);
+	/* The pick blocks: late, woken, runs and is picked next. */
+	fk_set_state(&fk, 200, 'S', 0);
+	fk_set_state(&fk, 202, 'R', 200);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 202).running);
+	CHECK_EQ(late->boost_prio, BOOST_RUN);
 	fk_done(&fk);
 }
 
@@ -228,5 +301,7 @@ int main(void)
 	test_iso_in_swarm();
 	test_no_boost_when_idle();
 	test_wake_runs();
+	test_rank_by_key();
+	test_next_behind_head();
 	return CHECK_EXIT();
 }
