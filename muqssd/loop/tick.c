@@ -55,6 +55,12 @@ static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
+/* A hog that contends: one for HOG_SETTLED_NS, or CPU-bound from birth. */
+static bool hog_settled(const struct managed_task *m, uint64_t now)
+{
+	return m->hog && (now - m->hog_since_ns >= HOG_SETTLED_NS || m->tt->nvcsw <= HOG_BORN_NVCSW);
+}
+
 /* Pins m to cpu, or, when its owner no longer allows cpu, takes it off
  * the core: the next tick queues it anew on its owner's mask. */
 static bool pin_or_drop(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
@@ -166,7 +172,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	struct managed_task *m = tt->sched_data;
 	const struct sched_config *cfg = sched_get_config(l->core);
 	uint64_t now = l->last_tick_ns, delta;
-	bool runnable, expired = false;
+	bool runnable, slice, expired = false;
 
 	if (!m || m->exempt || !m->adopted)
 		return;
@@ -214,18 +220,6 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (!runnable || tt->nvcsw != m->seen_nvcsw)
 		m->slept = true;
 	m->seen_nvcsw = tt->nvcsw;
-	/* EEVDF's slice request is the kernel's own rr_interval: ours, for
-	 * hogs only, as MuQSS's rr_interval is how long a task that does not
-	 * sleep runs before its equals get their turn. A sleeper keeps the
-	 * kernel's shorter default: EEVDF gives a longer request a later
-	 * deadline, so ours made every wake-up of a request/response worker
-	 * wait longer (p99 1.25 times stock's, with no hog in sight). */
-	if (!m->slice_set && m->hog && l->lv.ops->slice_supported(l->lv.ctx)) {
-		l->counters.calls_slice++;
-		(void)l->lv.ops->set_slice(l->lv.ctx, target_of(m), rr_slice_ns(l));
-		m->slice_set = true;
-	}
-
 	if (m->st.running) {
 		int cpu = m->st.cpu;
 
@@ -265,12 +259,26 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		/* It slept, or it is ISO again now the cap has cleared. */
 		become_hog(l, m, false, now);
 	}
+	/* EEVDF's slice request is the kernel's own rr_interval: ours, for
+	 * settled hogs only, as MuQSS's rr_interval is how long a task that
+	 * does not sleep runs before its equals get their turn. A sleeper
+	 * keeps the kernel's shorter default: EEVDF gives a longer request a
+	 * later deadline, so ours made every wake-up of a request/response
+	 * worker wait longer (p99 1.25 times stock's, with no hog in sight).
+	 * So a hog for a moment (a worker whose futex waits returned at once)
+	 * gets none, and a hog that sleeps gives it back. */
+	slice = hog_settled(m, now);
+	if (slice != m->slice_set && l->lv.ops->slice_supported(l->lv.ctx)) {
+		l->counters.calls_slice++;
+		(void)l->lv.ops->set_slice(l->lv.ctx, target_of(m), slice ? rr_slice_ns(l) : 0);
+		m->slice_set = slice;
+	}
+
 	if (m->hog) {
 		if (runnable) {
 			int only = only_cpu(l, &m->st);
 
-			bool settled = now - m->hog_since_ns >= HOG_SETTLED_NS ||
-				       tt->nvcsw <= HOG_BORN_NVCSW;
+			bool settled = hog_settled(m, now);
 
 			if (!settled && (!l->next_settle_ns ||
 					 m->hog_since_ns + HOG_SETTLED_NS < l->next_settle_ns))

@@ -48,13 +48,17 @@ static void test_hog_and_back(void)
 	CHECK_EQ(a->boost_prio, 0);
 	CHECK_EQ(fk_calls_total(&fk), 0);
 
-	/* It sleeps: interactive again, and it waits boosted for nothing
-	 * (no one runs on its CPU). */
+	/* It sleeps: interactive again, with the kernel's slice back, and
+	 * it waits boosted for nothing (no one runs on its CPU). */
+	CHECK_EQ(a->slice_ns, rr_slice_ns(fk.loop));
 	fk_set_state(&fk, 100, 'S', 0);
 	fk_tick(&fk, 10 * MS);
 	v = fk_view(&fk, 100);
 	CHECK(!v.found);
 	CHECK(!v.hog);
+	CHECK_EQ(a->slice_ns, 0);
+	CHECK_EQ(fk_calls_total(&fk), 1);
+	fk_reset_calls(&fk);
 
 	/* It wakes, still alone: left to the kernel. */
 	fk_set_state(&fk, 100, 'R', 1000);

@@ -32,8 +32,9 @@ static bool all_cpus(const cpu_set_t *set)
 	return CPU_COUNT(set) == fk.nr_os_cpus;
 }
 
-/* The parent runs pinned (beside a hog) with our slice (it was a hog): a child process and a thread
- * both get its owner's mask back, and the slice checked. */
+/* A hog parent runs with our slice: its child gets the slice checked.
+ * Then it sleeps (the kernel's slice back) and runs pinned beside a hog:
+ * a child process and a thread both get its owner's mask back. */
 static void test_pin_and_slice(void)
 {
 	struct fk_task *p, *c, *t;
@@ -43,24 +44,28 @@ static void test_pin_and_slice(void)
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
 	fk_run(&fk, 100 * MS);
-	/* A hog a while (our slice), then interactive (our pin). */
 	fk_set_state(&fk, 300, 'R', 1000);
 	while (!fk_view(&fk, 300).hog)
 		fk_tick(&fk, 2 * MS);
 	fk_tick(&fk, 2 * MS);
+	CHECK_EQ(p->slice_ns, rr_slice_ns(fk.loop));
+	c = fork_child(300, 303, 303, fk.now);
+	CHECK(c->undone);
+	CHECK_EQ(c->undo.our_slice_ns, rr_slice_ns(fk.loop));
+
 	fk_set_state(&fk, 300, 'S', 0);
 	fk_tick(&fk, 2 * MS);
 	fk_set_state(&fk, 300, 'R', 300);
 	fk_tick(&fk, 2 * MS);
 	CHECK(p->pinned);
-	CHECK_EQ(p->slice_ns, rr_slice_ns(fk.loop));
+	CHECK_EQ(p->slice_ns, 0);
 
 	c = fork_child(300, 301, 301, fk.now);
 	CHECK(c->undone);
-	CHECK_EQ(fk.calls[FK_UNDO], 1);
+	CHECK_EQ(fk.calls[FK_UNDO], 2);
 	CHECK(c->undo.affinity);
 	CHECK(!c->undo.idle_policy);
-	CHECK_EQ(c->undo.our_slice_ns, rr_slice_ns(fk.loop));
+	CHECK_EQ(c->undo.our_slice_ns, 0);
 	CHECK_EQ(c->undo.our_nice, NICE_UNSET);
 	CHECK(all_cpus(&c->owner));
 
