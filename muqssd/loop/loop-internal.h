@@ -10,21 +10,23 @@
 #include "loop.h"
 
 /* The head of each CPU runs at BOOST_RUN; early-key sleepers wait at
- * BOOST_WAKE so they preempt it when they wake. A sleeper whose key does
- * not beat the head's, on a CPU where hogs contend, waits at BOOST_NEXT:
- * woken, it lets the head run on, and runs when the head blocks, before
- * the hogs, as MuQSS would pick it next. All are below
+ * BOOST_WAKE so they preempt it when they wake. The first task queued
+ * behind the head waits at BOOST_QUEUED, and a sleeper whose key does
+ * not beat the head's, on a CPU where hogs contend, at BOOST_NEXT: when
+ * the head blocks, they run next, before the hogs, as MuQSS would pick
+ * them, without a tick to see it. Armed sleepers of one CPU are ranked
+ * by key within each range (arm_prio()). All are below
  * ENFORCE_DAEMON_PRIO. */
-/* Armed sleepers of one CPU are ranked by key within each (arm_prio()):
- * BOOST_NEXT..BOOST_NEXT_TOP, BOOST_WAKE..BOOST_WAKE_TOP. */
 #define BOOST_NEXT ENFORCE_BOOST_PRIO_MIN
 #define BOOST_NEXT_TOP (BOOST_NEXT + WAKE_BOOST_MAX - 1)
-#define BOOST_RUN (BOOST_NEXT_TOP + 1)
+#define BOOST_QUEUED (BOOST_NEXT_TOP + 1)
+#define BOOST_RUN (BOOST_QUEUED + 1)
 #define BOOST_WAKE (BOOST_RUN + 1)
 #define BOOST_WAKE_TOP (BOOST_WAKE + WAKE_BOOST_MAX - 1)
 
-#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* while a task waits queued; the shortest */
+#define TICK_ACTIVE_NS (2ULL * 1000 * 1000)	/* the shortest */
 #define TICK_BUSY_MAX_NS (10ULL * 1000 * 1000) /* while the core has work */
+#define TICK_ARMED_MIN_NS (4ULL * 1000 * 1000) /* see armed_bound_ns() */
 #define TICK_GATE_NS (10ULL * 1000 * 1000)	/* while an IDLEPRIO task is stopped */
 /* Every wake-up of ours costs the machine a context switch (~80 us on a
  * nested VM): with nothing for the core, look rarely. */
@@ -45,7 +47,7 @@
 _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 	       "wait boosts must be dropped while the tick still visits the task");
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
-_Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX <= ENFORCE_BOOST_PRIO_MAX,
+_Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_PRIO_MAX,
 	       "every armed rank is a boost priority");
 /* How long a task must have been a hog before it makes contention that
  * the loop acts on. Threads that hand work to each other (hackbench)

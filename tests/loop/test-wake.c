@@ -293,6 +293,64 @@ static void test_next_behind_head(void)
 	fk_done(&fk);
 }
 
+/* Behind the CPU's pick, the first task queued waits at BOOST_QUEUED (it
+ * runs at once when the pick blocks, ahead of the hog), the next one
+ * unboosted; the tick comes when a slice may run out, not every 2 ms.
+ * The pick blocks: the first queued is picked and runs at BOOST_RUN. */
+static void test_first_queued(void)
+{
+	struct fk_task *a, *b, *c;
+	uint64_t tick;
+
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	a = fk_add(&fk, 200, 200, 1, "a");
+	b = fk_add(&fk, 201, 201, 1, "b");
+	c = fk_add(&fk, 202, 202, 1, "c");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	fk_set_state(&fk, 200, 'R', 300);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 200).running);
+	fk_set_state(&fk, 201, 'R', 300);
+	fk_set_state(&fk, 202, 'R', 300);
+	tick = fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 200).running);
+	CHECK(fk_view(&fk, 201).queued && fk_view(&fk, 202).queued);
+	CHECK_EQ(a->boost_prio, BOOST_RUN);
+	CHECK_EQ(b->boost_prio + c->boost_prio, BOOST_QUEUED);
+	CHECK(tick > TICK_ACTIVE_NS);
+	fk_set_state(&fk, 200, 'S', 0);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 201).running || fk_view(&fk, 202).running);
+	CHECK(b->boost_prio == BOOST_RUN || c->boost_prio == BOOST_RUN);
+	CHECK(b->boost_prio == BOOST_QUEUED || c->boost_prio == BOOST_QUEUED);
+	fk_done(&fk);
+}
+
+/* A sleeper armed with 1 ms of slice left does not hold the tick at
+ * 2 ms while it sleeps: TICK_ARMED_MIN_NS. */
+static void test_armed_tick(void)
+{
+	struct fk_task *t;
+	uint64_t tick = 0;
+
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	t = fk_add(&fk, 200, 200, 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	/* 5 ms of its 6 ms slice, then sleep. */
+	fk_set_state(&fk, 200, 'R', 1000);
+	fk_tick(&fk, 5 * MS);
+	fk_set_state(&fk, 200, 'S', 0);
+	for (int i = 0; i < 5; i++)
+		tick = fk_tick(&fk, tick ? tick : 2 * MS);
+	CHECK_EQ(fk_boost_level(t->boost_prio), BOOST_WAKE);
+	CHECK(tick > TICK_ACTIVE_NS && tick >= TICK_ARMED_MIN_NS);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_cap_one_cpu();
@@ -303,5 +361,7 @@ int main(void)
 	test_wake_runs();
 	test_rank_by_key();
 	test_next_behind_head();
+	test_first_queued();
+	test_armed_tick();
 	return CHECK_EXIT();
 }
