@@ -100,6 +100,8 @@ int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice);
 struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
+			     uint64_t fork_ns);
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);
 /* A tick due at due_ns ran at now and took took_ns: counted, and logged
  * when past the deadman's bound (daemon.c). */

@@ -228,6 +228,13 @@ void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)
 		pull_tick(d);
 }
 
+void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
+			     uint64_t fork_ns)
+{
+	if (d->loop)
+		loop_task_forked(d->loop, parent, tid, tgid, fork_ns);
+}
+
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt)
 {
 	if (d->loop)

@@ -21,6 +21,12 @@ static void on_task_new(struct tracked_task *task, void *userdata)
 	daemon_loop_task_new(userdata, task);
 }
 
+static void on_task_forked(struct tracked_task *parent, pid_t tid, pid_t tgid, uint64_t fork_ns,
+			   void *userdata)
+{
+	daemon_loop_task_forked(userdata, parent, tid, tgid, fork_ns);
+}
+
 static void on_task_exec(struct tracked_task *task, void *userdata)
 {
 	daemon_loop_task_exec(userdata, task);
@@ -36,6 +42,7 @@ int daemon_track_start(struct daemon *d)
 {
 	static const struct tracker_callbacks cb = {
 		.task_new = on_task_new,
+		.task_forked = on_task_forked,
 		.task_exec = on_task_exec,
 		.task_exit = on_task_exit,
 		.recovered = on_recovered,

@@ -142,6 +142,14 @@ void loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_ru
 bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		    uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);
+/* A fork at its event, before the child is read: a pin the child copied
+ * from parent goes back at once. Until its read (which waits while the
+ * child is mid-exec) the child is in no table, and should muqssd die
+ * meanwhile, a restore knows a child's inherited pin only while the
+ * parent still has it. The rest (policy, slice, nice) waits for
+ * loop_task_new(). */
+void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,
+		      uint64_t fork_ns);
 /* When the next tick should run at the latest, after a task was queued
  * between ticks: TICK_ACTIVE_NS after the last one. */
 uint64_t loop_pull_tick_ns(const struct loop *l);

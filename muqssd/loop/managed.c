@@ -98,6 +98,14 @@ static enum sched_class inherited_class(struct loop *l, const struct tracked_tas
 	return SCHED_CLASS_NORMAL;
 }
 
+/* Whether a child forked at fork_ns copied our pin of pm: pm is pinned,
+ * or was unpinned up to FORK_COPY_NS before the event (the kernel copies
+ * the mask early in a fork and sends the event at its end). */
+static bool pin_inherited(const struct managed_task *pm, uint64_t fork_ns)
+{
+	return pm->pinned_cpu >= 0 || (fork_ns && pm->unpinned_ns + FORK_COPY_NS >= fork_ns);
+}
+
 /* A child forked while we pinned or reniced its parent inherited our
  * settings, not its owner's: give it the parent's own back, before it
  * looks like something its owner chose. The kernel copies the mask early
@@ -112,8 +120,7 @@ static void undo_inherited(struct loop *l, struct tracked_task *tt, uint64_t for
 	if (!pm || !pm->adopted || pm->exempt)
 		return;
 	what = (struct loop_inherited){
-		.affinity = pm->pinned_cpu >= 0 ||
-			    (fork_ns && pm->unpinned_ns + FORK_COPY_NS >= fork_ns),
+		.affinity = pin_inherited(pm, fork_ns),
 		.idle_policy = pm->idle_policy && tt->policy == SCHED_IDLE,
 		.our_slice_ns = pm->slice_set ? rr_slice_ns(l) : 0,
 		.our_nice = pm->kernel_nice != NICE_UNSET && tt->nice == pm->kernel_nice
@@ -261,6 +268,20 @@ bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_r
 	}
 	m = tt->sched_data;
 	return m && queue_at_exec(l, m, event_ns, now);
+}
+
+void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,
+		      uint64_t fork_ns)
+{
+	struct managed_task *pm = parent->sched_data;
+	struct enforce_original orig;
+
+	if (!pm || !pm->adopted || pm->exempt || !pin_inherited(pm, fork_ns) ||
+	    l->lv.ops->get_original(l->lv.ctx, pm->target.tid, &orig) < 0)
+		return;
+	(void)l->lv.ops->undo_inherited(l->lv.ctx, &(struct enforce_target){ .tid = tid, .tgid = tgid },
+					&orig, &(struct loop_inherited){ .affinity = true,
+									 .our_nice = NICE_UNSET });
 }
 
 void loop_task_exit(struct loop *l, struct tracked_task *tt)

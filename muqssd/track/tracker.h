@@ -86,6 +86,11 @@ typedef void (*tracker_task_func_t)(struct tracked_task *task, void *userdata);
 
 struct tracker_callbacks {
 	tracker_task_func_t task_new;	/* after the start-up scan, a fork (once read) or a rescan */
+	/* A fork, at its event, before the child is read (task_new comes
+	 * then): parent is the forking thread, or a thread's process leader.
+	 * The child may already be mid-exec; nothing of it is read yet. */
+	void (*task_forked)(struct tracked_task *parent, pid_t tid, pid_t tgid, uint64_t fork_ns,
+			    void *userdata);
 	tracker_task_func_t task_exec;	/* comm or exe changed (exec, prctl, write to comm) */
 	tracker_task_func_t task_exit;	/* gone; freed when this returns */
 	tracker_task_func_t task_uid;	/* uid or euid changed */

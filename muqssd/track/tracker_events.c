@@ -66,6 +66,8 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t
 		p->exe = strdup(p->origin.exe);
 		p->origin.exe = p->exe;
 	}
+	if (donor && t->cb.task_forked)
+		t->cb.task_forked((struct tracked_task *)donor, tid, tgid, ns, t->userdata);
 	tracker_pending_read(t, p);
 }
 

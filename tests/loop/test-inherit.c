@@ -202,6 +202,40 @@ static void test_exempt_parent(void)
 	fk_done(&fk);
 }
 
+/* At the fork's event, before the child is read (its read waits while
+ * it is mid-exec, and a restore after a crash meanwhile would not know
+ * the child's pin once the parent's moved): the pin goes back at once,
+ * and nothing else is asked. A parent we never pinned: no call. */
+static void test_pin_back_at_fork_event(void)
+{
+	struct fk_task *p, *c;
+
+	fk_init(&fk, "pu:2");
+	p = fk_add(&fk, 300, 300, 1, "parent");
+	fk_add_hog(&fk, 900);
+	fk_start(&fk, 1 * S);
+	fk_run(&fk, 100 * MS);
+	fk_set_state(&fk, 300, 'R', 300);
+	fk_tick(&fk, 2 * MS);
+	CHECK(p->pinned);
+	c = fk_add(&fk, 301, 301, 300, "child");
+	c->owner = p->pin;
+	loop_task_forked(fk.loop, &p->tt, 301, 301, fk.now);
+	CHECK(c->undone);
+	CHECK(c->undo.affinity && !c->undo.idle_policy && !c->undo.our_slice_ns);
+	CHECK(all_cpus(&c->owner));
+	fk_done(&fk);
+
+	fk_init(&fk, "pu:2");
+	p = fk_add(&fk, 300, 300, 1, "parent");
+	fk_start(&fk, 1 * S);
+	c = fk_add(&fk, 301, 301, 300, "child");
+	loop_task_forked(fk.loop, &p->tt, 301, 301, fk.now);
+	CHECK(!c->undone);
+	CHECK_EQ(fk.calls[FK_UNDO], 0);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_pin_and_slice();
@@ -210,5 +244,6 @@ int main(void)
 	test_recent_unpin();
 	test_hog_nice();
 	test_exempt_parent();
+	test_pin_back_at_fork_event();
 	return CHECK_EXIT();
 }

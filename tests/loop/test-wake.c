@@ -220,6 +220,17 @@ static void test_wake_runs(void)
 	fk_done(&fk);
 }
 
+/* One CPU held by a settled hog (100), and n tasks 200, 201... asleep. */
+static void beside_hog(struct fk_task **t, int n)
+{
+	fk_init(&fk, "pu:1");
+	fk_add_hog(&fk, 100);
+	for (int i = 0; i < n; i++)
+		t[i] = fk_add(&fk, 200 + i, 200 + i, 1, "task");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+}
+
 /* Sleepers armed on one CPU hold distinct priorities, the earlier key
  * the higher: a later waker with the earlier deadline preempts one that
  * woke first, as in MuQSS, where one FIFO priority would run them in the
@@ -229,12 +240,7 @@ static void test_rank_by_key(void)
 	pid_t s[3] = { 200, 201, 202 };
 	struct fk_task *t[3];
 
-	fk_init(&fk, "pu:1");
-	fk_add_hog(&fk, 100);
-	for (int i = 0; i < 3; i++)
-		t[i] = fk_add(&fk, s[i], s[i], 1, "sleeper");
-	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 100 * MS);
+	beside_hog(t, 3);
 	/* 202 uses up a slice: a new, later deadline. */
 	fk_set_state(&fk, 202, 'R', 1000);
 	for (int i = 0; i < 4; i++)
@@ -257,15 +263,12 @@ static void test_rank_by_key(void)
 static void test_next_behind_head(void)
 {
 	pid_t s[1] = { 202 };
-	struct fk_task *head, *late, *early;
+	struct fk_task *t[3], *head, *early, *late;
 
-	fk_init(&fk, "pu:1");
-	fk_add_hog(&fk, 100);
-	head = fk_add(&fk, 200, 200, 1, "head");
-	early = fk_add(&fk, 201, 201, 1, "early");
-	late = fk_add(&fk, 202, 202, 1, "late");
-	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 100 * MS);
+	beside_hog(t, 3);
+	head = t[0];
+	early = t[1];
+	late = t[2];
 	/* early runs a moment, and sleeps: the earliest key. head, then
 	 * late, use up a slice: each gets a new deadline, late's last. */
 	run_each_once(&early->tt.tid, 1);
@@ -299,16 +302,13 @@ static void test_next_behind_head(void)
  * The pick blocks: the first queued is picked and runs at BOOST_RUN. */
 static void test_first_queued(void)
 {
-	struct fk_task *a, *b, *c;
+	struct fk_task *t[3], *a, *b, *c;
 	uint64_t tick;
 
-	fk_init(&fk, "pu:1");
-	fk_add_hog(&fk, 100);
-	a = fk_add(&fk, 200, 200, 1, "a");
-	b = fk_add(&fk, 201, 201, 1, "b");
-	c = fk_add(&fk, 202, 202, 1, "c");
-	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 100 * MS);
+	beside_hog(t, 3);
+	a = t[0];
+	b = t[1];
+	c = t[2];
 	fk_set_state(&fk, 200, 'R', 300);
 	fk_tick(&fk, 2 * MS);
 	CHECK(fk_view(&fk, 200).running);
@@ -335,11 +335,7 @@ static void test_armed_tick(void)
 	struct fk_task *t;
 	uint64_t tick = 0;
 
-	fk_init(&fk, "pu:1");
-	fk_add_hog(&fk, 100);
-	t = fk_add(&fk, 200, 200, 1, "sleeper");
-	fk_start(&fk, 1000 * MS);
-	fk_run(&fk, 100 * MS);
+	beside_hog(&t, 1);
 	/* 5 ms of its 6 ms slice, then sleep. */
 	fk_set_state(&fk, 200, 'R', 1000);
 	fk_tick(&fk, 5 * MS);
