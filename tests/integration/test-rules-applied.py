@@ -15,7 +15,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, Daemon, Scope, task_sched  # noqa: E402
+from sched_util import HOG, Daemon, Scope, hog_pids, task_sched  # noqa: E402
 
 
 def cgroup2_root():
@@ -27,18 +27,14 @@ def cgroup2_root():
     return None
 
 
-def hog_pids(scope):
-    """{first argument: pid} of the scope's hogs."""
-    hogs = {}
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue
-        if os.path.basename(args[0]) == b"hog" and len(args) > 1:
-            hogs[args[1].decode()] = p
-    return hogs
+def hogs_by_arg(scope, args):
+    """{first argument: pid} of the scope's running hogs."""
+    found = {}
+    for arg in args:
+        pids = hog_pids(scope, arg)
+        if pids:
+            found[arg] = pids[0]
+    return found
 
 
 def main():
@@ -76,13 +72,13 @@ def main():
         def classes():
             tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
             by_tid = {t["tid"]: t["class"] for t in tasks}
-            return {arg: by_tid.get(p) for arg, p in hog_pids(scope).items()}
+            return {arg: by_tid.get(p) for arg, p in hogs_by_arg(scope, want).items()}
 
         end = time.monotonic() + 8
         got = {}
         while time.monotonic() < end:
             got = classes()
-            if got == want and task_sched(hog_pids(scope)["20"])[1] == "idle":
+            if got == want and task_sched(hogs_by_arg(scope, want)["20"])[1] == "idle":
                 break
             time.sleep(0.05)
         for arg, cls in want.items():
@@ -90,7 +86,7 @@ def main():
             print(("ok: " if ok else "FAIL: ") + f"hog {arg} is {cls}")
             if not ok:
                 failed.append(f"hog {arg}: {got.get(arg)}, not {cls}")
-        hog = hog_pids(scope).get("20")
+        hog = hogs_by_arg(scope, want).get("20")
         policy = hog and task_sched(hog)[1]
         if policy != "idle":
             failed.append(f"the idleprio hog runs {policy}")
