@@ -12,9 +12,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sched_util import NCPU, Daemon, Scope, assert_clean, per_thread, slice_of  # noqa: E402
 
-# Spends some CPU without sleeping (a hog for a moment, so muqssd gives
-# it our slice), then forks a sleeper that outlives the daemon's exit.
-FORKER = ("bash -c 'while :; do x=0; for ((i = 0; i < 30000; i++)); do x=$((x+i)); done; "
+# Spends ~250 ms of CPU without sleeping (a hog long enough to settle, so
+# muqssd gives it our slice), then, still holding it, forks a sleeper that
+# outlives the daemon's exit.
+FORKER = ("bash -c 'while :; do x=0; for ((i = 0; i < 150000; i++)); do x=$((x+i)); done; "
           "sleep 0.8 & sleep 0.05; done'")
 
 
@@ -34,9 +35,16 @@ def main():
     try:
         want = slice_of(scope.root.pid)
         d = Daemon(scope.root.pid, scope.tmp)
-        time.sleep(3)
-        during = slices(scope)
-        ours = [t for t, s in during.items() if s not in (None, want)]
+        time.sleep(1)
+        # The slice is the forker's only while it spins: look a while.
+        end = time.monotonic() + 5
+        while True:
+            during = slices(scope)
+            ours = [t for t, s in during.items() if s not in (None, want)]
+            if ours or time.monotonic() > end:
+                break
+            time.sleep(0.05)
+        time.sleep(1)
         print(f"while managed: {len(ours)} of {len(during)} threads have another slice "
               f"than the root's {want} ns")
         assert ours, "muqssd never set a slice: the test shows nothing"
