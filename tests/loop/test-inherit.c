@@ -32,6 +32,19 @@ static bool all_cpus(const cpu_set_t *set)
 	return CPU_COUNT(set) == fk.nr_os_cpus;
 }
 
+/* Parent 300 on 2 CPUs beside a settled hog (900), 100 ms in. */
+static struct fk_task *parent_beside_hog(void)
+{
+	struct fk_task *p;
+
+	fk_init(&fk, "pu:2");
+	p = fk_add(&fk, 300, 300, 1, "parent");
+	fk_add_hog(&fk, 900);
+	fk_start(&fk, 1 * S);
+	fk_run(&fk, 100 * MS);
+	return p;
+}
+
 /* A hog parent runs with our slice: its child gets the slice checked.
  * Then it sleeps (the kernel's slice back) and runs pinned beside a hog:
  * a child process and a thread both get its owner's mask back. */
@@ -39,11 +52,7 @@ static void test_pin_and_slice(void)
 {
 	struct fk_task *p, *c, *t;
 
-	fk_init(&fk, "pu:2");
-	p = fk_add(&fk, 300, 300, 1, "parent");
-	fk_add_hog(&fk, 900);
-	fk_start(&fk, 1 * S);
-	fk_run(&fk, 100 * MS);
+	p = parent_beside_hog();
 	fk_set_state(&fk, 300, 'R', 1000);
 	while (!fk_view(&fk, 300).hog)
 		fk_tick(&fk, 2 * MS);
@@ -210,11 +219,7 @@ static void test_pin_back_at_fork_event(void)
 {
 	struct fk_task *p, *c;
 
-	fk_init(&fk, "pu:2");
-	p = fk_add(&fk, 300, 300, 1, "parent");
-	fk_add_hog(&fk, 900);
-	fk_start(&fk, 1 * S);
-	fk_run(&fk, 100 * MS);
+	p = parent_beside_hog();
 	fk_set_state(&fk, 300, 'R', 300);
 	fk_tick(&fk, 2 * MS);
 	CHECK(p->pinned);
