@@ -2,10 +2,39 @@
 #include "enforce.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "sched_attr.h"
+
+/* What the daemon may hold open: two cached /proc files for each of up
+ * to 256 tasks, the stat readers' queue, clients (tracker_fd_budget()). */
+#define FD_TABLE_PRESIZE 1024
+
+/* The fd table grows as the daemon opens the /proc files of new tasks,
+ * and each growth waits for an RCU grace period (expand_files() calls
+ * synchronize_rcu()), which CPUs held by our boosts hold back: the stall
+ * drill caught the tick there for 18 ms. Grown once now, to the soft
+ * limit at most, it never grows in a tick. */
+static void presize_fd_table(void)
+{
+	struct rlimit rl;
+	rlim_t want = FD_TABLE_PRESIZE;
+	int fd, high;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want)
+		want = rl.rlim_cur;
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)want - 1);
+	if (high >= 0)
+		close(high);
+	close(fd);
+}
 
 int enforce_protect_self(int prio)
 {
@@ -29,5 +58,6 @@ int enforce_protect_self(int prio)
 		if (ret == 0)
 			ret = r;
 	}
+	presize_fd_table();
 	return ret;
 }

@@ -4,6 +4,7 @@ anything outside it, and leaves nothing changed after SIGTERM, or after
 SIGKILL followed by `muqssd --restore` or a restart."""
 
 import os
+import resource
 import signal
 import sys
 import time
@@ -44,6 +45,12 @@ def main():
             seen = observe(scope, 3)
             print(f"round {round_} ({how}): {seen}")
             assert seen["fifo"] > 0, "nothing was ever boosted"
+            # The fd table was grown at start (enforce_protect_self()):
+            # a growth in a tick waits for an RCU grace period.
+            with open(f"/proc/{d.pid}/status") as f:
+                fdsize = int(next(l for l in f if l.startswith("FDSize:")).split()[1])
+            limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            assert fdsize >= min(1024, limit), f"fd table of {fdsize}, not grown at start"
             # Known flake (see the issue note): in some 3 s windows the
             # IDLEPRIO gate never stops the hog, so it must stop in at
             # least one of the rounds.
