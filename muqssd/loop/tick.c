@@ -172,7 +172,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	struct managed_task *m = tt->sched_data;
 	const struct sched_config *cfg = sched_get_config(l->core);
 	uint64_t now = l->last_tick_ns, delta;
-	bool runnable, slice, expired = false;
+	bool runnable, settled, expired = false;
 
 	if (!m || m->exempt || !m->adopted)
 		return;
@@ -267,18 +267,17 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	 * worker wait longer (p99 1.25 times stock's, with no hog in sight).
 	 * So a hog for a moment (a worker whose futex waits returned at once)
 	 * gets none, and a hog that sleeps gives it back. */
-	slice = hog_settled(m, now);
-	if (slice != m->slice_set && l->lv.ops->slice_supported(l->lv.ctx)) {
+	settled = hog_settled(m, now);
+	if (settled != m->slice_set && l->lv.ops->slice_supported(l->lv.ctx)) {
 		l->counters.calls_slice++;
-		(void)l->lv.ops->set_slice(l->lv.ctx, target_of(m), slice ? rr_slice_ns(l) : 0);
-		m->slice_set = slice;
+		(void)l->lv.ops->set_slice(l->lv.ctx, target_of(m), settled ? rr_slice_ns(l) : 0);
+		m->slice_set = settled;
 	}
 
 	if (m->hog) {
 		if (runnable) {
 			int only = only_cpu(l, &m->st);
 
-			bool settled = hog_settled(m, now);
 
 			if (!settled && (!l->next_settle_ns ||
 					 m->hog_since_ns + HOG_SETTLED_NS < l->next_settle_ns))
@@ -509,11 +508,13 @@ static void arm_sleepers(struct loop *l)
 			}
 		if (l->wake_boosts[cpu] < WAKE_BOOST_MAX &&
 		    managed_pin(l, m, cpu, l->last_tick_ns) != -EINVAL) {
+			uint64_t bound = armed_bound_ns(m);
+
 			m->arm_cpu = cpu;
 			l->armable[n++] = m; /* kept: ranked below */
 			l->wake_boosts[cpu]++;
-			if (armed_bound_ns(m) < l->armed_slice_ns)
-				l->armed_slice_ns = armed_bound_ns(m);
+			if (bound < l->armed_slice_ns)
+				l->armed_slice_ns = bound;
 		} else {
 			managed_unboost(l, m);
 		}
