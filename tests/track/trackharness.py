@@ -211,7 +211,12 @@ class Scope:
             self.root.wait()
             return
         if self.daemon.poll() is None:
-            self.daemon.terminate()
+            # To muqssd itself: timeout(1) would follow SIGTERM with a
+            # SIGCONT, which can hang an ASan build's exit-time leak check.
+            try:
+                os.kill(self.daemon_pid, signal.SIGTERM)
+            except (OSError, TypeError):
+                self.daemon.terminate()
         try:
             self.daemon.wait(timeout=5)
         except subprocess.TimeoutExpired:
