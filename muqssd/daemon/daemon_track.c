@@ -80,5 +80,7 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(tr, "active", (double)tracker_count_active(d->tracker));
 	cJSON_AddNumberToObject(tr, "stat_reads_on_loop",
 				(double)tracker_loop_stat_reads(d->tracker));
+	cJSON_AddNumberToObject(tr, "stat_reads_deferred",
+				(double)tracker_deferred_stat_reads(d->tracker));
 	return 0;
 }

@@ -34,6 +34,7 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	TAILQ_INIT(&t->idle);
 	tidmap_init(&t->pending);
 	TAILQ_INIT(&t->pending_list);
+	TAILQ_INIT(&t->deferred);
 	t->max_fd_tasks = tracker_fd_budget();
 	r = scope_init(&t->scope, config);
 	if (r < 0) {
@@ -382,6 +383,11 @@ uint64_t tracker_events(const struct tracker *t)
 uint64_t tracker_loop_stat_reads(const struct tracker *t)
 {
 	return t->loop_stat_reads;
+}
+
+uint64_t tracker_deferred_stat_reads(const struct tracker *t)
+{
+	return t->deferred_reads;
 }
 
 void tracker_set_reader_priority(struct tracker *t, int fifo_prio)

@@ -205,8 +205,10 @@ uint64_t tracker_lost_recoveries(const struct tracker *t);
 uint64_t tracker_events(const struct tracker *t);
 /* stat reads on the loop thread, which can wait on a task mid-exec: a
  * scan's of tasks in scope (the rest of the machine is sorted out through
- * status), and new tasks' when the reader's queue was full. */
+ * status), and new tasks' when there is no reader (at exit). */
 uint64_t tracker_loop_stat_reads(const struct tracker *t);
+/* New tasks' stat reads that waited for room in the reader's queue. */
+uint64_t tracker_deferred_stat_reads(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
 int tracker_rescan(struct tracker *t);

@@ -28,7 +28,7 @@ static bool gone_state(char state)
 static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t ns)
 {
 	pid_t tid = f->child_pid, tgid = f->child_tgid;
-	const struct tracked_task *donor;
+	struct tracked_task *donor;
 	struct tracker_pending *pp, *p;
 	bool parent_in;
 
@@ -67,7 +67,7 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t
 		p->origin.exe = p->exe;
 	}
 	if (donor && t->cb.task_forked)
-		t->cb.task_forked((struct tracked_task *)donor, tid, tgid, ns, t->userdata);
+		t->cb.task_forked(donor, tid, tgid, ns, t->userdata);
 	tracker_pending_read(t, p);
 }
 

@@ -18,11 +18,11 @@
  * exec. Exits, comms and execs of a task come in order, so the last one
  * wins.
  *
- * A full queue is read on the loop thread, as before the worker: a storm
- * that outruns the workers is still tracked exactly, and the cost is the
- * old one. Dropping the task instead would lose it for good under
- * --scope-pid if its parent exits before the next scan, and a rescan reads
- * every task on the loop. */
+ * A read the worker's full queue cannot take waits, its file open, until a
+ * result makes room: never on the loop thread, where it would wait with
+ * the task (the reason for the worker), and never dropped, which would lose
+ * the task for good under --scope-pid if its parent exits before the next
+ * scan. A storm that outruns the workers is still tracked exactly, later. */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -45,8 +45,31 @@ struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid)
 	return tidmap_get(&t->pending, tid);
 }
 
+static void undefer(struct tracker *t, struct tracker_pending *p)
+{
+	if (p->deferred_fd < 0)
+		return;
+	TAILQ_REMOVE(&t->deferred, p, deferred_link);
+	close(p->deferred_fd);
+	p->deferred_fd = -1;
+}
+
+/* Hands waiting reads to the worker while its queue has room. */
+static void submit_deferred(struct tracker *t)
+{
+	struct tracker_pending *p;
+
+	while (t->reader && (p = TAILQ_FIRST(&t->deferred))) {
+		if (stat_worker_submit(t->reader, p->deferred_fd, p->tid, p->cookie) < 0)
+			return;
+		TAILQ_REMOVE(&t->deferred, p, deferred_link);
+		p->deferred_fd = -1; /* the worker's now */
+	}
+}
+
 void tracker_pending_drop(struct tracker *t, struct tracker_pending *p)
 {
+	undefer(t, p);
 	if (tidmap_get(&t->pending, p->tid) == p)
 		(void)tidmap_remove(&t->pending, p->tid);
 	TAILQ_REMOVE(&t->pending_list, p, link);
@@ -70,6 +93,7 @@ struct tracker_pending *tracker_pending_new(struct tracker *t, pid_t tid, pid_t 
 	p->tid = tid;
 	p->tgid = tgid;
 	p->add = add;
+	p->deferred_fd = -1;
 	TAILQ_INSERT_TAIL(&t->pending_list, p, link);
 	return p;
 }
@@ -210,6 +234,8 @@ static void on_read(const struct stat_result *res, void *userdata)
 	struct tracker *t = userdata;
 	struct tracker_pending *p = tidmap_get(&t->pending, res->tid);
 
+	/* This result's slot is free again. */
+	submit_deferred(t);
 	/* Dropped (an exit, an exec that killed it) or asked again since. */
 	if (!p || p->cookie != res->cookie)
 		return;
@@ -224,16 +250,26 @@ void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 	p->cookie = ++t->cookies;
 	/* The new read is taken after every event so far. */
 	p->comm_set = p->sid_set = false;
+	undefer(t, p);
 	fd = procfs_task_open(p->tgid, p->tid, "stat");
 	if (fd < 0) {
 		complete(t, p, fd, NULL);
 		return;
 	}
-	if (t->reader && stat_worker_submit(t->reader, fd, p->tid, p->cookie) == 0)
+	if (t->reader) {
+		/* Behind the ones already waiting, so they keep their order. */
+		if (TAILQ_EMPTY(&t->deferred) &&
+		    stat_worker_submit(t->reader, fd, p->tid, p->cookie) == 0)
+			return;
+		if (TAILQ_EMPTY(&t->deferred))
+			log_debug("stat reader's queue full: reads wait for room");
+		p->deferred_fd = fd;
+		TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
+		t->deferred_reads++;
 		return;
+	}
+	/* No worker (at exit): read here. */
 	t->loop_stat_reads++;
-	log_debug("stat reader busy, reading /proc/%d/task/%d/stat on the loop",
-		  (int)p->tgid, (int)p->tid);
 	r = procfs_stat_read(fd, &st);
 	close(fd);
 	complete(t, p, r, &st);

@@ -43,10 +43,14 @@ struct tracker_pending {
 	char *exe;		/* origin.exe's storage */
 	uint64_t fork_ns;	/* add: the fork event's time; 0 when none */
 	uint64_t exec_ns;	/* an exec to apply once read; 0 when none */
+	/* Opened, waiting for room in the reader's queue; -1 otherwise. */
+	int deferred_fd;
 	TAILQ_ENTRY(tracker_pending) link;
+	TAILQ_ENTRY(tracker_pending) deferred_link;
 };
 
 TAILQ_HEAD(pending_list, tracker_pending);
+TAILQ_HEAD(deferred_list, tracker_pending);
 
 struct tracked_proc {
 	pid_t tgid;
@@ -74,11 +78,14 @@ struct tracker {
 	/* tid -> tracker_pending, and all of them for walks by process. */
 	struct tidmap pending;
 	struct pending_list pending_list;
+	/* Reads the reader's full queue could not take yet, oldest first. */
+	struct deferred_list deferred;
+	uint64_t deferred_reads;
 	struct stat_worker *reader;
 	int reader_prio;
 	uint64_t cookies;
 	/* stat reads on the loop thread: a scan's of tasks in scope, and
-	 * new tasks' when the reader's queue was full */
+	 * new tasks' when there is no reader (at exit) */
 	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
@@ -171,7 +178,7 @@ void tracker_pending_drop_threads(struct tracker *t, pid_t tgid);
 /* Records a setsid() of tgid for its pending tasks. */
 void tracker_pending_sid(struct tracker *t, pid_t tgid);
 /* Asks for p's stat; its outcome is applied when the read is back, which
- * may be right away (no worker, a full queue, the task already gone): p
+ * may be right away (no worker, the task already gone): p
  * may be freed on return. */
 void tracker_pending_read(struct tracker *t, struct tracker_pending *p);
 /* Applies the reads finished so far. */
