@@ -304,9 +304,10 @@ static void take_over(struct daemon *d, uint64_t now)
 		return;
 	d->last_trip_log_ns = now;
 	log_warning("deadman: the loop was held up %s, %llu ms past its deadline; dropped %u "
-		    "boosts, resumed %u stopped processes (%llu trips so far)",
+		    "boosts and %u slices, resumed %u stopped processes (%llu trips so far)",
 		    trip.phase ? trip.phase : "", (unsigned long long)trip.late_ns / 1000000,
-		    trip.unboosted, trip.resumed, (unsigned long long)d->counters.deadman_trips);
+		    trip.unboosted, trip.unsliced, trip.resumed,
+		    (unsigned long long)d->counters.deadman_trips);
 }
 
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)

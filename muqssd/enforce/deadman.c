@@ -20,13 +20,15 @@ enum slot_kind {
 	SLOT_FREE = 0,
 	SLOT_BOOST,
 	SLOT_STOP,
+	SLOT_SLICE,
 };
 
 struct slot {
 	_Atomic int kind;
 	pid_t tid;
-	struct sched_attr_v1 base;	/* what the task goes back to */
+	struct sched_attr_v1 base;	/* boost: what the task goes back to */
 	int pidfd;
+	uint64_t ours_ns, request_ns;	/* slice: ours, and the request it had */
 };
 
 struct deadman {
@@ -65,6 +67,21 @@ static bool drop_boost(const struct slot *s)
 	return sched_attr_set(s->tid, &s->base) == 0;
 }
 
+/* A slice still ours on a task not boosted goes back to its own request:
+ * the kernel's order, not a long slice that nobody demotes, while the
+ * loop is away. The rest of the task's attributes stay as they are. */
+static bool drop_slice(const struct slot *s)
+{
+	struct sched_attr_v1 a;
+
+	if (sched_attr_get(s->tid, &a) < 0 || a.sched_policy == SCHED_FIFO ||
+	    a.sched_policy == SCHED_RR || a.sched_runtime != s->ours_ns)
+		return false;
+	a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
+	a.sched_runtime = s->request_ns;
+	return sched_attr_set(s->tid, &a) == 0;
+}
+
 static void trip(struct deadman *d, uint64_t late_ns)
 {
 	struct deadman_trip t = { .late_ns = late_ns, .phase = atomic_load(&d->phase) };
@@ -77,6 +94,14 @@ static void trip(struct deadman *d, uint64_t late_ns)
 			t.unboosted++;
 		else if (kind == SLOT_STOP && pidfd_send_signal(s->pidfd, SIGCONT, NULL, 0) == 0)
 			t.resumed++;
+	}
+	/* After the boosts: an unboosted task shows the slice it was boosted with. */
+	for (int i = 0; i < DEADMAN_SLOTS; i++) {
+		struct slot *s = &d->slots[i];
+
+		if (atomic_load_explicit(&s->kind, memory_order_acquire) == SLOT_SLICE &&
+		    drop_slice(s))
+			t.unsliced++;
 	}
 	d->last = t;
 	atomic_fetch_add(&d->trips, 1);
@@ -209,6 +234,21 @@ int deadman_note_boost(struct deadman *d, pid_t tid, const struct sched_attr_v1 
 	s->tid = tid;
 	s->base = *base;
 	atomic_store_explicit(&s->kind, SLOT_BOOST, memory_order_release);
+	return i;
+}
+
+int deadman_note_slice(struct deadman *d, pid_t tid, uint64_t ours_ns, uint64_t request_ns)
+{
+	int i = slot_take(d);
+	struct slot *s;
+
+	if (i < 0)
+		return i;
+	s = &d->slots[i];
+	s->tid = tid;
+	s->ours_ns = ours_ns;
+	s->request_ns = request_ns;
+	atomic_store_explicit(&s->kind, SLOT_SLICE, memory_order_release);
 	return i;
 }
 

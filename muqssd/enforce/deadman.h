@@ -2,8 +2,10 @@
  * the loop misses its deadline, with no help from the loop.
  *
  * The loop promises, with deadman_kick(), to be back by a deadline. If it
- * is not, the thread drops every FIFO boost back to the task's base policy
- * and sends SIGCONT to every process stopped, from a table preallocated
+ * is not, the thread drops every FIFO boost back to the task's base policy,
+ * gives back every EEVDF slice we set (a long slice nobody demotes would
+ * keep sleepers waiting) and sends SIGCONT to every process stopped, from
+ * a table preallocated
  * and locked in memory. It never reads /proc, never allocates, and shares
  * no lock with the loop: slots are published with atomics. It runs at a
  * FIFO priority above the loop.
@@ -24,6 +26,7 @@ struct deadman_trip {
 	uint64_t late_ns;	/* how far past its deadline the loop was */
 	unsigned unboosted;	/* boosts dropped */
 	unsigned resumed;	/* processes sent SIGCONT */
+	unsigned unsliced;	/* slices of ours given back */
 	const char *phase;	/* what the loop was doing, or NULL */
 };
 
@@ -44,6 +47,9 @@ uint64_t deadman_trips(const struct deadman *d);
 struct sched_attr_v1;
 /* base: the policy, nice and slice tid goes back to. */
 int deadman_note_boost(struct deadman *d, pid_t tid, const struct sched_attr_v1 *base);
+/* A slice of ours_ns set on tid, whose own request was request_ns (0: the
+ * kernel's default). */
+int deadman_note_slice(struct deadman *d, pid_t tid, uint64_t ours_ns, uint64_t request_ns);
 /* pidfd is the process's (dup'ed into the slot; closed at release). */
 int deadman_note_stop(struct deadman *d, int pidfd);
 void deadman_release(struct deadman *d, int slot);

@@ -106,6 +106,7 @@ static void task_unlink(struct enforcer *e, struct enforce_task *t)
 		if (*p == t) {
 			enforce_dm_release(e, &t->dm_boost);
 			enforce_dm_release(e, &t->dm_stop);
+			enforce_dm_release(e, &t->dm_slice);
 			if (t->pidfd >= 0)
 				close(t->pidfd);
 			*p = t->next;
@@ -404,6 +405,10 @@ void enforcer_drop_all_boosts(struct enforcer *e)
 			t->stopped = false;
 			enforce_dm_release(e, &t->dm_boost);
 			enforce_dm_release(e, &t->dm_stop);
+			/* The deadman gave our slice back: the loop sets it
+			 * again where it still wants it. */
+			if (t->dm_slice)
+				(void)enforce_set_slice(e, &target, 0);
 		}
 }
 

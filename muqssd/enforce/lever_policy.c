@@ -277,15 +277,28 @@ int enforce_set_nice(struct enforcer *e, const struct enforce_target *target, in
 int enforce_set_slice(struct enforcer *e, const struct enforce_target *target, uint64_t ns)
 {
 	struct enforce_task *t;
-	int r;
+	int r, slot = 0;
 
 	if (!e->slice_supported)
 		return -EOPNOTSUPP;
 	r = policy_task(e, target, &t);
 	if (r < 0)
 		return r;
-	t->slice_ns = ns ? ns : t->rec.slice_ns;
-	return t->boost_prio ? 0 : apply_base(e, t);
+	ns = ns ? ns : t->rec.slice_ns;
+	/* The deadman learns of our slice before it is set, as of a boost:
+	 * a loop held up leaves no long slice behind. No slot, no slice. */
+	if (e->deadman && ns != t->rec.slice_ns) {
+		slot = deadman_note_slice(e->deadman, t->rec.tid, ns,
+					  slice_request(t->rec.slice_ns, e->default_slice_ns));
+		if (slot < 0)
+			return slot;
+		slot++;
+	}
+	t->slice_ns = ns;
+	r = t->boost_prio ? 0 : apply_base(e, t);
+	enforce_dm_release(e, &t->dm_slice);
+	t->dm_slice = slot;
+	return r;
 }
 
 int enforce_reset_inherited_slice(struct enforcer *e, pid_t tid, uint64_t ours_ns,

@@ -415,6 +415,8 @@ static void forget_levers(struct tracked_task *tt, void *userdata)
 	if (!m)
 		return;
 	m->boost_prio = 0;
+	/* Given back too: set again once the loop still wants it. */
+	m->slice_set = false;
 	if (m->stopped) {
 		m->stopped = false;
 		m->cont_until_ns = 0;

@@ -8,7 +8,13 @@ and leaves nothing boosted or stopped at exit.
 iso_cpu is 100 here, so the ISO hogs hold both CPUs in SCHED_FIFO for as
 long as the loop is in charge: an outside task gets a CPU only through the
 deadman (or the kernel's fair server, 50 ms a second). Without the deadman
-it waits out the whole stall, 500 ms."""
+it waits out the whole stall, 500 ms.
+
+A second scene runs 8 plain hogs, which the loop gives our EEVDF slice
+(rr_interval) once settled. While the loop is held the deadman has taken
+it back: no thread of the scope is FIFO or has our slice, since a long
+slice nobody demotes would keep sleepers waiting longer than on the stock
+kernel. Once the loop is back, the slices are too."""
 
 import json
 import os
@@ -19,7 +25,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from sched_util import HOG, NCPU, PROBE, Daemon, Scope, assert_clean, hog_pids  # noqa: E402
+from sched_util import (HOG, NCPU, PROBE, Daemon, Scope, assert_clean, hog_pids,  # noqa: E402
+                        slice_of, task_sched)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -44,6 +51,70 @@ def status(d):
     return body
 
 
+def levers(hogs, our_slice):
+    """Hogs now FIFO, and those with our slice."""
+    fifo, sliced = [], []
+    for p in hogs:
+        try:
+            if task_sched(p)[1] == "fifo":
+                fifo.append(p)
+            if slice_of(p) == our_slice:
+                sliced.append(p)
+        except OSError:
+            pass
+    return fifo, sliced
+
+
+def plain_scene():
+    scope = Scope([f"{HOG} 30 >/dev/null"] * HOGS, limit=30)
+    d = None
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(19))
+        d = Daemon(scope.root.pid, scope.tmp)
+        our_slice = status(d)["tunables"]["rr_interval"] * 1000000
+        hogs = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            hogs = hog_pids(scope, "30")
+            fifo, sliced = levers(hogs, our_slice)
+            if len(hogs) == HOGS and len(sliced) == HOGS:
+                break
+            time.sleep(0.05)
+        print(f"plain hogs before the stall: {len(fifo)} FIFO, {len(sliced)} with our slice")
+        # Hogs alone, all alike: nothing to boost; the slice is the lever.
+        assert sliced, f"no slice to drop: FIFO {fifo}, sliced {sliced}"
+        trips_before = status(d)["tick"]["deadman_trips"]
+        os.kill(d.pid, signal.SIGUSR2)
+        # The stall starts at the next tick; the trip comes a bound later.
+        time.sleep(0.2)
+        fifo, sliced = levers(hogs, our_slice)
+        print(f"while the loop is held: {len(fifo)} FIFO, {len(sliced)} with our slice")
+        assert not fifo and not sliced, f"left while held: FIFO {fifo}, sliced {sliced}"
+        time.sleep(0.6)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            fifo, sliced = levers(hogs, our_slice)
+            if sliced:
+                break
+            time.sleep(0.05)
+        print(f"after the stall: {len(fifo)} FIFO, {len(sliced)} with our slice")
+        assert sliced, "the loop did not take over again"
+        assert status(d)["tick"]["deadman_trips"] > trips_before, "no deadman trip"
+        d.kill(signal.SIGTERM)
+        d = None
+        assert_clean(scope.pids(), "after SIGTERM")
+    except Exception:
+        if d:
+            d.log.flush()
+            print(open(d.log.name).read()[-4000:])
+        raise
+    finally:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        if d:
+            d.kill(signal.SIGTERM)
+        scope.close()
+
+
 def main():
     if os.geteuid() != 0:
         print("needs root")
@@ -51,9 +122,16 @@ def main():
     if NCPU != 2:
         print(f"SKIP: the drill is sized for 2 CPUs, this machine has {NCPU}")
         return 77
+    os.environ["MUQSSD_TEST_STALL_MS"] = str(STALL_MS)
+    iso_scene()
+    plain_scene()
+    print("2 passed, 0 failed")
+    return 0
+
+
+def iso_scene():
     scope = Scope([f"{HOG} 30 >/dev/null"] * HOGS, limit=30)
     d = None
-    os.environ["MUQSSD_TEST_STALL_MS"] = str(STALL_MS)
     conf = os.path.join(scope.tmp, "iso100.conf")
     with open(conf, "w") as f:
         f.write("[scheduler]\niso_cpu = 100\n")
@@ -94,8 +172,6 @@ def main():
         d.kill(signal.SIGTERM)
         d = None
         assert_clean(scope.pids(), "after SIGTERM")
-        print("1 passed, 0 failed")
-        return 0
     except Exception:
         if d:
             d.log.flush()
