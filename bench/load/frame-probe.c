@@ -1,7 +1,9 @@
 /* A periodic probe: wakes at absolute times, burns a fixed amount of CPU per
  * period, and reports how late it woke and how many periods it missed.
  * Models a 60 Hz frame loop or an audio callback. With -o it also writes
- * every wake-up latency, in microseconds and in wake order, one a line. */
+ * every wake-up latency, in microseconds and in wake order, one a line;
+ * with -t every frame as "due late overran": when it was due (CLOCK_MONOTONIC,
+ * us), how late it woke (us), and 1 if it ended after the next was due. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -52,6 +54,20 @@ static int write_raw(const char *path, const uint64_t *lat, size_t n)
 	return 0;
 }
 
+static int write_timeline(const char *path, const uint64_t *due, const uint64_t *lat,
+			  const unsigned char *overran, size_t n)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.1f %.1f %u\n", (double)due[i] / 1e3, (double)lat[i] / 1e3, overran[i]);
+	if (fclose(f) != 0)
+		return -errno;
+	return 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -62,18 +78,19 @@ static void on_signal(int sig)
 int main(int argc, char **argv)
 {
 	double period_ms = 1000.0 / 60.0, work_ms = 3.0, duration_s = 10.0;
-	const char *ready_file = NULL, *raw_file = NULL;
+	const char *ready_file = NULL, *raw_file = NULL, *timeline_file = NULL;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:w:d:r:o:")) >= 0) {
+	while ((c = getopt(argc, argv, "p:w:d:r:o:t:")) >= 0) {
 		switch (c) {
 		case 'p': period_ms = atof(optarg); break;
 		case 'w': work_ms = atof(optarg); break;
 		case 'd': duration_s = atof(optarg); break;
 		case 'r': ready_file = optarg; break;
 		case 'o': raw_file = optarg; break;
+		case 't': timeline_file = optarg; break;
 		default:
-			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-r READY_FILE] [-o RAW_FILE]\n");
+			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-r READY_FILE] [-o RAW_FILE] [-t TIMELINE_FILE]\n");
 			return 2;
 		}
 	}
@@ -86,8 +103,9 @@ int main(int argc, char **argv)
 
 	uint64_t period = (uint64_t)(period_ms * 1e6), work = (uint64_t)(work_ms * 1e6);
 	size_t max = (size_t)(duration_s * 1e9 / (double)period) + 1, n = 0, missed = 0;
-	uint64_t *lat = calloc(max, sizeof(*lat));
-	if (!lat)
+	uint64_t *lat = calloc(max, sizeof(*lat)), *due = calloc(max, sizeof(*due));
+	unsigned char *overran = calloc(max, 1);
+	if (!lat || !due || !overran)
 		return 1;
 	if (ready_file) {
 		FILE *f = fopen(ready_file, "w");
@@ -104,6 +122,7 @@ int main(int argc, char **argv)
 		if (stop)
 			break;
 		uint64_t woke = ts_ns(CLOCK_MONOTONIC);
+		due[n] = next;
 		lat[n++] = woke - next;
 		burn_cpu(work);
 		uint64_t done = ts_ns(CLOCK_MONOTONIC);
@@ -112,12 +131,15 @@ int main(int argc, char **argv)
 			/* A frame that ends after the next one was due is missed;
 			 * skip the periods it overran, as a compositor would. */
 			missed++;
+			overran[n - 1] = 1;
 			while (next < done)
 				next += period;
 		}
 	}
 	if (raw_file && write_raw(raw_file, lat, n) < 0)
 		fprintf(stderr, "frame-probe: %s: %s, ignoring\n", raw_file, strerror(errno));
+	if (timeline_file && write_timeline(timeline_file, due, lat, overran, n) < 0)
+		fprintf(stderr, "frame-probe: %s: %s, ignoring\n", timeline_file, strerror(errno));
 	qsort(lat, n, sizeof(*lat), cmp_u64);
 	uint64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(n * 99) / 100] : 0, mx = n ? lat[n - 1] : 0;
 	printf("{\"frames\": %zu, \"missed\": %zu, \"missed_pct\": %.3f, "
@@ -125,5 +147,7 @@ int main(int argc, char **argv)
 	       n, missed, n ? 100.0 * (double)missed / (double)n : 0.0,
 	       (double)p50 / 1e3, (double)p99 / 1e3, (double)mx / 1e3);
 	free(lat);
+	free(due);
+	free(overran);
 	return 0;
 }
