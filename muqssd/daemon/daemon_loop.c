@@ -298,15 +298,15 @@ static void take_over(struct daemon *d, uint64_t now)
 	if (!deadman_take_trip(d->deadman, &trip))
 		return;
 	enforcer_drop_all_boosts(d->enf);
-	loop_boosts_dropped(d->loop);
+	loop_boosts_dropped(d->loop, now);
 	d->counters.deadman_trips++;
 	if (now - d->last_trip_log_ns < 1000000000ULL)
 		return;
 	d->last_trip_log_ns = now;
 	log_warning("deadman: the loop was held up %s, %llu ms past its deadline; dropped %u "
-		    "boosts and %u slices, resumed %u stopped processes (%llu trips so far)",
+		    "boosts, %u slices and %u pins, resumed %u stopped processes (%llu trips so far)",
 		    trip.phase ? trip.phase : "", (unsigned long long)trip.late_ns / 1000000,
-		    trip.unboosted, trip.unsliced, trip.resumed,
+		    trip.unboosted, trip.unsliced, trip.unpinned, trip.resumed,
 		    (unsigned long long)d->counters.deadman_trips);
 }
 

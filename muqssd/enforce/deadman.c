@@ -21,14 +21,22 @@ enum slot_kind {
 	SLOT_BOOST,
 	SLOT_STOP,
 	SLOT_SLICE,
+	SLOT_PIN,
 };
 
 struct slot {
 	_Atomic int kind;
 	pid_t tid;
-	struct sched_attr_v1 base;	/* boost: what the task goes back to */
-	int pidfd;
-	uint64_t ours_ns, request_ns;	/* slice: ours, and the request it had */
+	int pidfd;			/* stop */
+	union {
+		struct sched_attr_v1 base;	/* boost: what the task goes back to */
+		struct {
+			uint64_t ours_ns, request_ns;
+		} slice;			/* ours, and the request it had */
+		struct {
+			cpu_set_t ours, mask;
+		} pin;				/* ours, and the mask it had */
+	};
 };
 
 struct deadman {
@@ -75,11 +83,22 @@ static bool drop_slice(const struct slot *s)
 	struct sched_attr_v1 a;
 
 	if (sched_attr_get(s->tid, &a) < 0 || a.sched_policy == SCHED_FIFO ||
-	    a.sched_policy == SCHED_RR || a.sched_runtime != s->ours_ns)
+	    a.sched_policy == SCHED_RR || a.sched_runtime != s->slice.ours_ns)
 		return false;
 	a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
-	a.sched_runtime = s->request_ns;
+	a.sched_runtime = s->slice.request_ns;
 	return sched_attr_set(s->tid, &a) == 0;
+}
+
+/* A pin still ours goes back to the task's own mask: pinned, it could not
+ * move to a CPU the kernel would give it while nobody moves it for us. */
+static bool drop_pin(const struct slot *s)
+{
+	cpu_set_t cur;
+
+	if (sched_getaffinity(s->tid, sizeof(cur), &cur) < 0 || !CPU_EQUAL(&cur, &s->pin.ours))
+		return false;
+	return sched_setaffinity(s->tid, sizeof(s->pin.mask), &s->pin.mask) == 0;
 }
 
 static void trip(struct deadman *d, uint64_t late_ns)
@@ -92,6 +111,8 @@ static void trip(struct deadman *d, uint64_t late_ns)
 
 		if (kind == SLOT_BOOST && drop_boost(s))
 			t.unboosted++;
+		else if (kind == SLOT_PIN && drop_pin(s))
+			t.unpinned++;
 		else if (kind == SLOT_STOP && pidfd_send_signal(s->pidfd, SIGCONT, NULL, 0) == 0)
 			t.resumed++;
 	}
@@ -246,9 +267,24 @@ int deadman_note_slice(struct deadman *d, pid_t tid, uint64_t ours_ns, uint64_t 
 		return i;
 	s = &d->slots[i];
 	s->tid = tid;
-	s->ours_ns = ours_ns;
-	s->request_ns = request_ns;
+	s->slice.ours_ns = ours_ns;
+	s->slice.request_ns = request_ns;
 	atomic_store_explicit(&s->kind, SLOT_SLICE, memory_order_release);
+	return i;
+}
+
+int deadman_note_pin(struct deadman *d, pid_t tid, const cpu_set_t *ours, const cpu_set_t *mask)
+{
+	int i = slot_take(d);
+	struct slot *s;
+
+	if (i < 0)
+		return i;
+	s = &d->slots[i];
+	s->tid = tid;
+	s->pin.ours = *ours;
+	s->pin.mask = *mask;
+	atomic_store_explicit(&s->kind, SLOT_PIN, memory_order_release);
 	return i;
 }
 

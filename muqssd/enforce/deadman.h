@@ -3,9 +3,9 @@
  *
  * The loop promises, with deadman_kick(), to be back by a deadline. If it
  * is not, the thread drops every FIFO boost back to the task's base policy,
- * gives back every EEVDF slice we set (a long slice nobody demotes would
- * keep sleepers waiting) and sends SIGCONT to every process stopped, from
- * a table preallocated
+ * gives back every EEVDF slice and pin we set (a long slice nobody demotes
+ * would keep sleepers waiting, a pin keeps a task off a free CPU) and sends
+ * SIGCONT to every process stopped, from a table preallocated
  * and locked in memory. It never reads /proc, never allocates, and shares
  * no lock with the loop: slots are published with atomics. It runs at a
  * FIFO priority above the loop.
@@ -14,6 +14,7 @@
  * its own view straight (enforcer_drop_all_boosts()) and goes on. */
 #pragma once
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,7 @@ struct deadman_trip {
 	unsigned unboosted;	/* boosts dropped */
 	unsigned resumed;	/* processes sent SIGCONT */
 	unsigned unsliced;	/* slices of ours given back */
+	unsigned unpinned;	/* pins of ours given back */
 	const char *phase;	/* what the loop was doing, or NULL */
 };
 
@@ -50,6 +52,8 @@ int deadman_note_boost(struct deadman *d, pid_t tid, const struct sched_attr_v1 
 /* A slice of ours_ns set on tid, whose own request was request_ns (0: the
  * kernel's default). */
 int deadman_note_slice(struct deadman *d, pid_t tid, uint64_t ours_ns, uint64_t request_ns);
+/* A pin to ours on tid, whose own mask was mask. */
+int deadman_note_pin(struct deadman *d, pid_t tid, const cpu_set_t *ours, const cpu_set_t *mask);
 /* pidfd is the process's (dup'ed into the slot; closed at release). */
 int deadman_note_stop(struct deadman *d, int pidfd);
 void deadman_release(struct deadman *d, int slot);

@@ -22,8 +22,8 @@ struct enforce_task {
 	bool pinned;
 	cpu_set_t pinned_to;
 	/* Deadman slots + 1 while boosted, while stopped, while our slice
-	 * is set; 0: none. */
-	int dm_boost, dm_stop, dm_slice;
+	 * is set, while pinned; 0: none. */
+	int dm_boost, dm_stop, dm_slice, dm_pin;
 	int pidfd;	/* the thread's (PIDFD_THREAD), or -1 */
 };
 
@@ -54,7 +54,7 @@ int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t);
 /* Unboost to the base we keep, adopting nothing: after a deadman trip
  * the task shows the base the deadman had, maybe older than ours. */
 int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target);
-/* Gives a deadman slot (t->dm_boost, dm_stop, dm_slice) back, if held. */
+/* Gives a deadman slot (t->dm_boost, dm_stop, dm_slice, dm_pin) back, if held. */
 void enforce_dm_release(struct enforcer *e, int *slot);
 
 /* Finds the task (recording it when create and it passes every guard),

@@ -107,6 +107,7 @@ static void task_unlink(struct enforcer *e, struct enforce_task *t)
 			enforce_dm_release(e, &t->dm_boost);
 			enforce_dm_release(e, &t->dm_stop);
 			enforce_dm_release(e, &t->dm_slice);
+			enforce_dm_release(e, &t->dm_pin);
 			if (t->pidfd >= 0)
 				close(t->pidfd);
 			*p = t->next;
@@ -405,10 +406,12 @@ void enforcer_drop_all_boosts(struct enforcer *e)
 			t->stopped = false;
 			enforce_dm_release(e, &t->dm_boost);
 			enforce_dm_release(e, &t->dm_stop);
-			/* The deadman gave our slice back: the loop sets it
-			 * again where it still wants it. */
+			/* The deadman gave our slice and pin back: the loop
+			 * sets them again where it still wants them. */
 			if (t->dm_slice)
 				(void)enforce_set_slice(e, &target, 0);
+			if (t->pinned)
+				(void)enforce_unpin(e, &target);
 		}
 }
 

@@ -22,6 +22,7 @@ int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
 	log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
 	t->rec.affinity = cur;
 	t->pinned = false;
+	enforce_dm_release(e, &t->dm_pin);
 	return enforcer_mark(e, t, 0, true);
 }
 
@@ -30,7 +31,7 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	struct enforce_task *t;
 	struct task_stat st;
 	cpu_set_t want;
-	int r, wrote;
+	int r, wrote, slot = 0;
 
 	r = enforcer_task(e, target, true, &t, &st);
 	if (r < 0)
@@ -51,10 +52,22 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 		if (r < 0)
 			return r;
 	}
-	if (sched_setaffinity(t->rec.tid, sizeof(want), &want) < 0)
-		return -errno;
+	/* The deadman learns of the pin before it is made, as of a boost. */
+	if (e->deadman) {
+		slot = deadman_note_pin(e->deadman, t->rec.tid, &want, &t->rec.affinity);
+		if (slot < 0)
+			return slot;
+		slot++;
+	}
+	if (sched_setaffinity(t->rec.tid, sizeof(want), &want) < 0) {
+		r = -errno;
+		enforce_dm_release(e, &slot);
+		return r;
+	}
 	t->pinned = true;
 	t->pinned_to = want;
+	enforce_dm_release(e, &t->dm_pin);
+	t->dm_pin = slot;
 	return 0;
 }
 
@@ -87,6 +100,7 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 	if (sched_setaffinity(t->rec.tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0)
 		return -errno;
 	t->pinned = false;
+	enforce_dm_release(e, &t->dm_pin);
 	/* Its mask is its owner's again: a later restore (at exit, or after
 	 * a crash) must not put back one the owner has replaced since. */
 	t->rec.changed &= ~(unsigned)STATE_CHANGED_AFFINITY;

@@ -167,9 +167,10 @@ int loop_task_class(struct loop *l, pid_t tid);
 int loop_owner_nice(struct loop *l, pid_t tid, int kernel_nice);
 /* Appends one object per CPU with its queue in order; cpu < 0: all. */
 int loop_dump_queues(struct loop *l, int cpu, uint64_t now, cJSON *array);
-/* The deadman dropped every boost and resumed every stopped task while
- * the loop was held up: forget them, so the next tick starts clean. */
-void loop_boosts_dropped(struct loop *l);
+/* The deadman dropped every boost, slice and pin and resumed every
+ * stopped task while the loop was held up, by now: forget them, so the
+ * next tick starts clean. */
+void loop_boosts_dropped(struct loop *l, uint64_t now);
 /* New tunables. */
 int loop_set_tunables(struct loop *l, const struct config_tunables *t);
 const struct loop_counters *loop_counters(const struct loop *l);

@@ -411,21 +411,27 @@ struct loop *loop_free(struct loop *l)
 static void forget_levers(struct tracked_task *tt, void *userdata)
 {
 	struct managed_task *m = tt->sched_data;
+	const uint64_t *now = userdata;
 
 	if (!m)
 		return;
 	m->boost_prio = 0;
-	/* Given back too: set again once the loop still wants it. */
+	/* Given back too: set again once the loop still wants them. A child
+	 * forked before the deadman unpinned its parent has our pin. */
 	m->slice_set = false;
+	if (m->pinned_cpu >= 0) {
+		m->pinned_cpu = -1;
+		m->unpinned_ns = *now;
+	}
 	if (m->stopped) {
 		m->stopped = false;
 		m->cont_until_ns = 0;
 	}
 }
 
-void loop_boosts_dropped(struct loop *l)
+void loop_boosts_dropped(struct loop *l, uint64_t now)
 {
-	l->src.ops->foreach(l->src.ctx, forget_levers, NULL);
+	l->src.ops->foreach(l->src.ctx, forget_levers, &now);
 	l->reboost = true;
 }
 

@@ -11,10 +11,11 @@ deadman (or the kernel's fair server, 50 ms a second). Without the deadman
 it waits out the whole stall, 500 ms.
 
 A second scene runs 8 plain hogs, which the loop gives our EEVDF slice
-(rr_interval) once settled. While the loop is held the deadman has taken
-it back: no thread of the scope is FIFO or has our slice, since a long
-slice nobody demotes would keep sleepers waiting longer than on the stock
-kernel. Once the loop is back, the slices are too."""
+(rr_interval) once settled, and a 60 Hz frame task, which it pins and
+arms. While the loop is held the deadman has taken all of it back: none
+is FIFO, has our slice or is pinned, since a long slice nobody demotes, or
+a pin nobody moves, would keep the frame task waiting longer than on the
+stock kernel. Once the loop is back, so are the slices and the pin."""
 
 import json
 import os
@@ -51,54 +52,74 @@ def status(d):
     return body
 
 
-def levers(hogs, our_slice):
-    """Hogs now FIFO, and those with our slice."""
-    fifo, sliced = [], []
-    for p in hogs:
+def levers(pids, our_slice):
+    """Those of pids now FIFO, with our slice, pinned."""
+    fifo, sliced, pinned = [], [], []
+    for p in pids:
         try:
-            if task_sched(p)[1] == "fifo":
+            _, policy, _, aff = task_sched(p)
+            if policy == "fifo":
                 fifo.append(p)
             if slice_of(p) == our_slice:
                 sliced.append(p)
+            if aff != set(range(NCPU)):
+                pinned.append(p)
         except OSError:
             pass
-    return fifo, sliced
+    return fifo, sliced, pinned
+
+
+def probe_pid(scope):
+    for p in scope.pids():
+        try:
+            with open(f"/proc/{p}/comm", "rb") as f:
+                if f.read().strip() == b"frame-probe":
+                    return p
+        except OSError:
+            pass
+    return None
 
 
 def plain_scene():
-    scope = Scope([f"{HOG} 30 >/dev/null"] * HOGS, limit=30)
+    scope = Scope([f"{HOG} 30 >/dev/null"] * HOGS + [f"{PROBE} -p 16.7 -w 3 -d 25 >/dev/null"],
+                  limit=30)
     d = None
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(19))
         d = Daemon(scope.root.pid, scope.tmp)
         our_slice = status(d)["tunables"]["rr_interval"] * 1000000
-        hogs = []
+        tasks = []
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            hogs = hog_pids(scope, "30")
-            fifo, sliced = levers(hogs, our_slice)
-            if len(hogs) == HOGS and len(sliced) == HOGS:
+            hogs, probe = hog_pids(scope, "30"), probe_pid(scope)
+            tasks = hogs + ([probe] if probe else [])
+            fifo, sliced, pinned = levers(tasks, our_slice)
+            if len(hogs) == HOGS and len(sliced) == HOGS and pinned:
                 break
             time.sleep(0.05)
-        print(f"plain hogs before the stall: {len(fifo)} FIFO, {len(sliced)} with our slice")
-        # Hogs alone, all alike: nothing to boost; the slice is the lever.
-        assert sliced, f"no slice to drop: FIFO {fifo}, sliced {sliced}"
+        print(f"plain hogs and a frame task before the stall: {len(fifo)} FIFO, "
+              f"{len(sliced)} with our slice, {len(pinned)} pinned")
+        # The hogs get our slice; the frame task is pinned and armed.
+        assert sliced and pinned, f"no lever to drop: sliced {sliced}, pinned {pinned}"
         trips_before = status(d)["tick"]["deadman_trips"]
         os.kill(d.pid, signal.SIGUSR2)
         # The stall starts at the next tick; the trip comes a bound later.
         time.sleep(0.2)
-        fifo, sliced = levers(hogs, our_slice)
-        print(f"while the loop is held: {len(fifo)} FIFO, {len(sliced)} with our slice")
-        assert not fifo and not sliced, f"left while held: FIFO {fifo}, sliced {sliced}"
+        fifo, sliced, pinned = levers(tasks, our_slice)
+        print(f"while the loop is held: {len(fifo)} FIFO, {len(sliced)} with our slice, "
+              f"{len(pinned)} pinned")
+        assert not fifo and not sliced and not pinned, \
+            f"left while held: FIFO {fifo}, sliced {sliced}, pinned {pinned}"
         time.sleep(0.6)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
-            fifo, sliced = levers(hogs, our_slice)
-            if sliced:
+            fifo, sliced, pinned = levers(tasks, our_slice)
+            if sliced and pinned:
                 break
             time.sleep(0.05)
-        print(f"after the stall: {len(fifo)} FIFO, {len(sliced)} with our slice")
-        assert sliced, "the loop did not take over again"
+        print(f"after the stall: {len(fifo)} FIFO, {len(sliced)} with our slice, "
+              f"{len(pinned)} pinned")
+        assert sliced and pinned, "the loop did not take over again"
         assert status(d)["tick"]["deadman_trips"] > trips_before, "no deadman trip"
         d.kill(signal.SIGTERM)
         d = None

@@ -135,19 +135,21 @@ static void test_stale_sleeper_unboosted(void)
 	fk_done(&fk);
 }
 
-/* Beside a hog, the deadman dropped every boost and resumed every stopped task: the
- * next tick boosts each CPU's pick again, arms the sleepers again, and
- * gates the IDLEPRIO process anew (a stop, not a cont). */
+/* Beside a hog, the deadman dropped every boost, slice and pin and resumed
+ * every stopped task: the next tick boosts each CPU's pick again, arms the
+ * sleepers again, gates the IDLEPRIO process anew (a stop, not a cont),
+ * and sets the slice and the pins it still wants again. */
 static void test_boosts_dropped(void)
 {
-	struct fk_task *a, *b, *p, *s;
+	struct fk_task *a, *b, *p, *s, *h;
+	unsigned pinned;
 
 	fk_init(&fk, "pu:2");
 	a = fk_add(&fk, 100, 100, 1, "a");
 	b = fk_add(&fk, 101, 101, 1, "b");
 	s = fk_add(&fk, 102, 102, 1, "sleeper");
 	p = fk_add(&fk, 300, 300, 1, "idle");
-	fk_add_hog(&fk, 900);
+	h = fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
 	fk_run(&fk, 100 * MS);
 	CHECK_EQ(loop_set_class(fk.loop, 300, 0, SCHED_CLASS_IDLEPRIO, false, 0, (char[64]){ 0 }, 64), 0);
@@ -163,12 +165,20 @@ static void test_boosts_dropped(void)
 	CHECK_EQ(b->boost_prio, BOOST_RUN);
 	CHECK(p->stopped);
 
+	CHECK(h->slice_ns != 0);
+	pinned = 0;
+	for (int i = 0; i < FK_MAX_TASKS; i++)
+		pinned += fk.tasks[i].used && fk.tasks[i].pinned;
+	CHECK(pinned > 0);
+
 	/* What the deadman does to the kernel. */
 	for (int i = 0; i < FK_MAX_TASKS; i++) {
 		fk.tasks[i].boost_prio = 0;
 		fk.tasks[i].stopped = false;
+		fk.tasks[i].slice_ns = 0;
+		fk.tasks[i].pinned = false;
 	}
-	loop_boosts_dropped(fk.loop);
+	loop_boosts_dropped(fk.loop, fk.now);
 	fk_reset_calls(&fk);
 	fk_tick(&fk, 2 * MS);
 	CHECK_EQ(a->boost_prio, BOOST_RUN);
@@ -177,6 +187,11 @@ static void test_boosts_dropped(void)
 	CHECK_EQ(fk.calls[FK_CONT], 0);
 	CHECK_EQ(fk.calls[FK_STOP], 1);
 	CHECK(p->stopped);
+	/* The slice and the pins it still wants, set again; none undone,
+	 * since the loop knows the deadman did. */
+	CHECK(h->slice_ns != 0);
+	CHECK_EQ(fk.calls[FK_UNPIN], 0);
+	CHECK_EQ(fk.calls[FK_PIN], pinned);
 	fk_done(&fk);
 }
 
