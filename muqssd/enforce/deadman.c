@@ -244,48 +244,57 @@ static int slot_take(struct deadman *d)
 	return d->free_top ? d->free_list[--d->free_top] : -ENOSPC;
 }
 
-int deadman_note_boost(struct deadman *d, pid_t tid, const struct sched_attr_v1 *base)
+/* A free slot for tid, filled by the caller and then published. */
+static struct slot *slot_for(struct deadman *d, pid_t tid, int *index)
 {
 	int i = slot_take(d);
-	struct slot *s;
 
+	*index = i;
 	if (i < 0)
+		return NULL;
+	d->slots[i].tid = tid;
+	return &d->slots[i];
+}
+
+static int slot_publish(struct slot *s, int kind, int index)
+{
+	atomic_store_explicit(&s->kind, kind, memory_order_release);
+	return index;
+}
+
+int deadman_note_boost(struct deadman *d, pid_t tid, const struct sched_attr_v1 *base)
+{
+	int i;
+	struct slot *s = slot_for(d, tid, &i);
+
+	if (!s)
 		return i;
-	s = &d->slots[i];
-	s->tid = tid;
 	s->base = *base;
-	atomic_store_explicit(&s->kind, SLOT_BOOST, memory_order_release);
-	return i;
+	return slot_publish(s, SLOT_BOOST, i);
 }
 
 int deadman_note_slice(struct deadman *d, pid_t tid, uint64_t ours_ns, uint64_t request_ns)
 {
-	int i = slot_take(d);
-	struct slot *s;
+	int i;
+	struct slot *s = slot_for(d, tid, &i);
 
-	if (i < 0)
+	if (!s)
 		return i;
-	s = &d->slots[i];
-	s->tid = tid;
 	s->slice.ours_ns = ours_ns;
 	s->slice.request_ns = request_ns;
-	atomic_store_explicit(&s->kind, SLOT_SLICE, memory_order_release);
-	return i;
+	return slot_publish(s, SLOT_SLICE, i);
 }
 
 int deadman_note_pin(struct deadman *d, pid_t tid, const cpu_set_t *ours, const cpu_set_t *mask)
 {
-	int i = slot_take(d);
-	struct slot *s;
+	int i;
+	struct slot *s = slot_for(d, tid, &i);
 
-	if (i < 0)
+	if (!s)
 		return i;
-	s = &d->slots[i];
-	s->tid = tid;
 	s->pin.ours = *ours;
 	s->pin.mask = *mask;
-	atomic_store_explicit(&s->kind, SLOT_PIN, memory_order_release);
-	return i;
+	return slot_publish(s, SLOT_PIN, i);
 }
 
 int deadman_note_stop(struct deadman *d, int pidfd)

@@ -16,7 +16,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
-from sched_util import HOG, NCPU, Daemon, Scope, assert_clean, hog_pids, task_sched  # noqa: E402
+from sched_util import (HOG, Daemon, Scope, assert_clean, hog_pids,  # noqa: E402
+                        skip_unless_root_on_two_cpus, task_sched)
 import wire  # noqa: E402
 
 SECONDS = 10
@@ -24,12 +25,9 @@ CAP = 70
 
 
 def main():
-    if os.geteuid() != 0:
-        print("needs root")
-        return 77
-    if NCPU != 2:
-        print(f"SKIP: the drill is sized for 2 CPUs, this machine has {NCPU}")
-        return 77
+    skip = skip_unless_root_on_two_cpus()
+    if skip:
+        return skip
     # Spinners run "hog 31", the normal task "hog 29": told apart by argv.
     scope = Scope([f"{HOG} 31 >/dev/null", f"{HOG} 31 >/dev/null", f"{HOG} 29 >/dev/null"],
                   limit=35)

@@ -20,17 +20,14 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
-from sched_util import NCPU  # noqa: E402
+from sched_util import skip_unless_root_on_two_cpus  # noqa: E402
 import stall_round  # noqa: E402
 
 
 def main():
-    if os.geteuid() != 0:
-        print("needs root")
-        return 77
-    if NCPU != 2:
-        print(f"SKIP: the drill is sized for 2 CPUs, this machine has {NCPU}")
-        return 77
+    skip = skip_unless_root_on_two_cpus()
+    if skip:
+        return skip
     rounds = int(os.environ.get("MUQSS_STALL_ROUNDS", "3"))
     results = []
     print(stall_round.table_head(), flush=True)

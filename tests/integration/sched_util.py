@@ -17,6 +17,18 @@ PROBE = os.path.join(BUILD, "bench", "load", "frame-probe")
 NCPU = os.cpu_count()
 
 
+def skip_unless_root_on_two_cpus():
+    """77 (meson's skip) with the reason printed, or None: the drills are
+    sized for 2 CPUs and need root."""
+    if os.geteuid() != 0:
+        print("needs root")
+        return 77
+    if NCPU != 2:
+        print(f"SKIP: the drill is sized for 2 CPUs, this machine has {NCPU}")
+        return 77
+    return None
+
+
 def task_sched(tid):
     """(state, policy name, rt prio, affinity set) of one thread."""
     with open(f"/proc/{tid}/stat", "rb") as f:
