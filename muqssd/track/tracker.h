@@ -205,7 +205,8 @@ uint64_t tracker_lost_recoveries(const struct tracker *t);
 uint64_t tracker_events(const struct tracker *t);
 /* stat reads on the loop thread, which can wait on a task mid-exec: a
  * scan's of tasks in scope (the rest of the machine is sorted out through
- * status), and new tasks' when there is no reader (at exit). */
+ * status), and new tasks' when there is no reader (at exit) or more than
+ * 256 already wait for room in its queue. */
 uint64_t tracker_loop_stat_reads(const struct tracker *t);
 /* New tasks' stat reads that waited for room in the reader's queue. */
 uint64_t tracker_deferred_stat_reads(const struct tracker *t);

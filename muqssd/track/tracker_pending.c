@@ -22,7 +22,9 @@
  * result makes room: never on the loop thread, where it would wait with
  * the task (the reason for the worker), and never dropped, which would lose
  * the task for good under --scope-pid if its parent exits before the next
- * scan. A storm that outruns the workers is still tracked exactly, later. */
+ * scan. A storm that outruns the workers is still tracked exactly, later.
+ * Past DEFERRED_MAX waiting reads, a read is taken on the loop, as before
+ * the wait: each waiting read holds an fd. */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -34,6 +36,10 @@
 #include "time_util.h"
 
 #define READER_THREADS 2
+/* Reads waiting for room, each holding an fd: a storm of thousands must
+ * not run the daemon out of fds (a soft limit of 1,024 under systemd),
+ * nor grow the fd table on the loop (an RCU grace period each time). */
+#define DEFERRED_MAX 256
 
 static bool gone_state(char state)
 {
@@ -50,6 +56,7 @@ static void undefer(struct tracker *t, struct tracker_pending *p)
 	if (p->deferred_fd < 0)
 		return;
 	TAILQ_REMOVE(&t->deferred, p, deferred_link);
+	t->ndeferred--;
 	close(p->deferred_fd);
 	p->deferred_fd = -1;
 }
@@ -63,6 +70,7 @@ static void submit_deferred(struct tracker *t)
 		if (stat_worker_submit(t->reader, p->deferred_fd, p->tid, p->cookie) < 0)
 			return;
 		TAILQ_REMOVE(&t->deferred, p, deferred_link);
+		t->ndeferred--;
 		p->deferred_fd = -1; /* the worker's now */
 	}
 }
@@ -261,14 +269,17 @@ void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 		if (TAILQ_EMPTY(&t->deferred) &&
 		    stat_worker_submit(t->reader, fd, p->tid, p->cookie) == 0)
 			return;
-		if (TAILQ_EMPTY(&t->deferred))
-			log_debug("stat reader's queue full: reads wait for room");
-		p->deferred_fd = fd;
-		TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
-		t->deferred_reads++;
-		return;
+		if (t->ndeferred < DEFERRED_MAX) {
+			if (TAILQ_EMPTY(&t->deferred))
+				log_debug("stat reader's queue full: reads wait for room");
+			p->deferred_fd = fd;
+			TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
+			t->ndeferred++;
+			t->deferred_reads++;
+			return;
+		}
 	}
-	/* No worker (at exit): read here. */
+	/* No worker (at exit), or a storm past what may wait: read here. */
 	t->loop_stat_reads++;
 	r = procfs_stat_read(fd, &st);
 	close(fd);

@@ -80,12 +80,13 @@ struct tracker {
 	struct pending_list pending_list;
 	/* Reads the reader's full queue could not take yet, oldest first. */
 	struct deferred_list deferred;
+	size_t ndeferred;
 	uint64_t deferred_reads;
 	struct stat_worker *reader;
 	int reader_prio;
 	uint64_t cookies;
 	/* stat reads on the loop thread: a scan's of tasks in scope, and
-	 * new tasks' when there is no reader (at exit) */
+	 * new tasks' when there is no reader (at exit) or DEFERRED_MAX wait */
 	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
