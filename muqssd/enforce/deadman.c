@@ -82,8 +82,8 @@ static bool drop_slice(const struct slot *s)
 {
 	struct sched_attr_v1 a;
 
-	if (sched_attr_get(s->tid, &a) < 0 || a.sched_policy == SCHED_FIFO ||
-	    a.sched_policy == SCHED_RR || a.sched_runtime != s->slice.ours_ns)
+	if (sched_attr_get(s->tid, &a) < 0 || sched_policy_is_rt((int)a.sched_policy) ||
+	    a.sched_runtime != s->slice.ours_ns)
 		return false;
 	a.sched_flags &= SCHED_FLAG_RESET_ON_FORK;
 	a.sched_runtime = s->slice.request_ns;
