@@ -53,9 +53,16 @@ static int client_flush(struct control_client *c)
 static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *userdata)
 {
 	struct control_client *c = userdata;
+	uint64_t turn_start = now_nsec(CLOCK_MONOTONIC);
 	/* One client's share of a loop iteration, lists and requests alike. */
-	uint64_t turn_end = now_nsec(CLOCK_MONOTONIC) + CONTROL_TURN_NSEC;
+	uint64_t turn_end = budget_turn_end(c, turn_start);
 	int r;
+
+	if (turn_end == 0) {
+		if (budget_park(c) >= 0)
+			return 0;
+		turn_end = turn_start + CONTROL_TURN_NSEC;
+	}
 
 	if (c->stream && !c->dead) {
 		/* Flush first: the more the client took, the more we may add. */
@@ -95,6 +102,7 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 				stream_continue(c, turn_end);
 		}
 	}
+	budget_charge(c->server, turn_start, now_nsec(CLOCK_MONOTONIC));
 	if (c->dead) {
 		client_free(c);
 		return 0;
@@ -170,6 +178,7 @@ void client_free(struct control_client *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->n_clients--;
+	budget_forget(c);
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->timer);
 	stream_free(c);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "control.h"
@@ -9,6 +10,9 @@
 
 /* The most one client's requests and lists take of one loop iteration. */
 #define CONTROL_TURN_NSEC (500ULL * 1000)
+/* The most all clients together take: 2 ms in every 10, a fifth of a CPU. */
+#define CONTROL_WINDOW_NSEC (10ULL * 1000 * 1000)
+#define CONTROL_SHARE_NSEC (2ULL * 1000 * 1000)
 
 struct control_client {
 	struct control_server *server;
@@ -28,6 +32,17 @@ struct control_client {
 	bool hello;
 	bool closing; /* no more requests; close once out is flushed */
 	bool dead;    /* output overflowed: close without flushing */
+	bool parked;  /* io off, in the control budget's queue */
+	bool granted; /* let in from that queue: the next turn is its own */
+	struct control_client *park_prev, *park_next;
+};
+
+struct control_budget {
+	uint64_t window_end; /* CLOCK_MONOTONIC ns */
+	uint64_t used;       /* ns taken in this window */
+	uint64_t parks;      /* turns put off to a later window, since start */
+	struct control_client *head, *tail; /* parked, oldest first */
+	sd_event_source *resume;
 };
 
 struct control_server {
@@ -43,6 +58,7 @@ struct control_server {
 	gid_t socket_gid; /* (gid_t)-1: none configured */
 	struct control_client *clients;
 	unsigned n_clients;
+	struct control_budget budget;
 };
 
 /* client.c */
@@ -68,6 +84,17 @@ void admit_refuse(int fd, const char *why);
 
 /* auth.c */
 void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid);
+
+/* budget.c */
+/* When c's turn, starting at now, must end (CLOCK_MONOTONIC ns), or 0 when
+ * the window's share is spent or others wait before it. */
+uint64_t budget_turn_end(struct control_client *c, uint64_t now);
+void budget_charge(struct control_server *s, uint64_t start, uint64_t end);
+/* Turns c's io off until the next window. */
+int budget_park(struct control_client *c);
+/* Takes c out of the queue, as it goes. */
+void budget_forget(struct control_client *c);
+void budget_free(struct control_server *s);
 
 /* stream.c */
 /* Starts a TASKS or QUEUES reply (cpu -1: every CPU); its items go out

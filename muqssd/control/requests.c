@@ -43,6 +43,8 @@ static void handle_status(struct control_client *c)
 		r = -ENOMEM;
 	if (r >= 0 && !cJSON_AddNumberToObject(o, "clients", s->n_clients))
 		r = -ENOMEM;
+	if (r >= 0 && !cJSON_AddNumberToObject(o, "client_turns_put_off", s->budget.parks))
+		r = -ENOMEM;
 	if (r < 0)
 		reply_errno(c, r, "status");
 	else

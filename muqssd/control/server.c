@@ -260,6 +260,7 @@ struct control_server *control_server_free(struct control_server *s)
 		return NULL;
 	while (s->clients)
 		client_free(s->clients);
+	budget_free(s);
 	sd_event_source_disable_unref(s->listen_source);
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);

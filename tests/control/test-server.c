@@ -1,7 +1,8 @@
 /* The control server over socketpairs with a fake daemon: hello, version
  * mismatch, bad JSON and oversize close only their own client; a client
  * that never reads stalls nobody and is dropped; long queues are split;
- * lists stream as the client reads, and hide others' executables. */
+ * lists stream as the client reads, and hide others' executables; clients
+ * that all list at once share a fifth of the loop, and take turns. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "time_util.h"
 #include "wire.h"
 
 #define check(cond)                                                                 \
@@ -31,6 +33,7 @@ static int fake_status(void *u, cJSON *o)
 }
 
 static int task_count, tasks_built;
+static uint64_t task_cost_ns, task_busy_ns; /* CPU each task's JSON takes, and all of it */
 
 static int fake_task_ids(void *u, pid_t **ret, size_t *n)
 {
@@ -50,6 +53,13 @@ static int fake_task_json(void *u, pid_t tid, cJSON **ret)
 
 	if (tid == 3)
 		return -ESRCH;
+	if (task_cost_ns) {
+		uint64_t start = now_nsec(CLOCK_MONOTONIC), now;
+
+		while ((now = now_nsec(CLOCK_MONOTONIC)) < start + task_cost_ns)
+			;
+		task_busy_ns += now - start;
+	}
 	o = cJSON_CreateObject();
 	check(o && cJSON_AddNumberToObject(o, "tid", tid - 1) &&
 	      cJSON_AddStringToObject(o, "comm", "a-rather-long-comm") &&
@@ -270,6 +280,64 @@ static int hello(void)
 	return fd;
 }
 
+/* Six clients list at once, 50 ms of work each: all of it takes no more
+ * than about a fifth of the time, and every client has items before any
+ * has its whole list. */
+static void test_budget(void)
+{
+	enum { N = 6 };
+	struct wire_reader r[N] = { 0 };
+	int fd[N], items[N] = { 0 }, done = 0, first_end_items_min = -1;
+	uint64_t start;
+	char *body;
+
+	for (int i = 0; i < N; i++)
+		fd[i] = hello();
+	task_count = 1000;
+	task_cost_ns = 50 * 1000;
+	task_busy_ns = 0;
+	start = now_nsec(CLOCK_MONOTONIC);
+	for (int i = 0; i < N; i++)
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	while (done < N) {
+		check(now_nsec(CLOCK_MONOTONIC) - start < 30ULL * 1000 * 1000 * 1000);
+		spin(1);
+		for (int i = 0; i < N; i++) {
+			struct muqss_header h;
+
+			while (items[i] >= 0 && wire_reader_read(&r[i], fd[i]) == 1) {
+				wire_reader_take(&r[i], &h, &body);
+				free(body);
+				if (h.type == MUQSS_MSG_ITEM) {
+					items[i]++;
+					continue;
+				}
+				check(h.type == MUQSS_MSG_END && items[i] == task_count - 1);
+				if (first_end_items_min < 0) {
+					first_end_items_min = items[0];
+					for (int j = 0; j < N; j++)
+						if (items[j] < first_end_items_min)
+							first_end_items_min = items[j];
+				}
+				items[i] = -1;
+				done++;
+			}
+		}
+	}
+	check(first_end_items_min > 0);
+	check(task_busy_ns * 4 <= now_nsec(CLOCK_MONOTONIC) - start);
+	task_cost_ns = 0;
+	for (int i = 0; i < N; i++) {
+		wire_reader_reset(&r[i]);
+		close(fd[i]);
+	}
+	fd[0] = hello();
+	send_frame(fd[0], PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	expect(fd[0], MUQSS_MSG_OK, "\"client_turns_put_off\":");
+	close(fd[0]);
+	spin(3);
+}
+
 int main(void)
 {
 	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 300000 };
@@ -463,6 +531,8 @@ int main(void)
 	expect(good, MUQSS_MSG_END, "\"count\":0");
 	close(good);
 	spin(3);
+	check(control_server_clients(server) == 0);
+	test_budget();
 	check(control_server_clients(server) == 0);
 	server = control_server_free(server);
 	if (geteuid() == 0)

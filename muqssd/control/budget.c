@@ -1,0 +1,152 @@
+/* The control plane's share of the loop, all clients together.
+ *
+ * Each client's turn is bounded (CONTROL_TURN_NSEC), but ten clients that
+ * loop on a 20,000-task list each take their turn on every iteration, and
+ * the loop runs at SCHED_FIFO 20: it held 58% of a CPU against the tasks
+ * it schedules. So requests and lists share CONTROL_SHARE_NSEC in every
+ * CONTROL_WINDOW_NSEC. A client that comes when the share is spent, or
+ * while others wait, is parked (its io source off) at the back of a queue;
+ * each window lets the queue's head in, as many as the share has turns.
+ * A turn that runs past the share is paid back from the next window. */
+#include "control-internal.h"
+
+#include "log.h"
+#include "time_util.h"
+
+#define TURNS_PER_WINDOW (CONTROL_SHARE_NSEC / CONTROL_TURN_NSEC)
+
+static void budget_refill(struct control_budget *b, uint64_t now)
+{
+	if (now < b->window_end)
+		return;
+	b->used = b->used > CONTROL_SHARE_NSEC ? b->used - CONTROL_SHARE_NSEC : 0;
+	b->window_end = now + CONTROL_WINDOW_NSEC;
+}
+
+uint64_t budget_turn_end(struct control_client *c, uint64_t now)
+{
+	struct control_budget *b = &c->server->budget;
+	uint64_t left;
+
+	budget_refill(b, now);
+	if (b->used >= CONTROL_SHARE_NSEC)
+		return 0;
+	if (b->head && !c->granted)
+		return 0; /* others wait before it */
+	c->granted = false;
+	left = CONTROL_SHARE_NSEC - b->used;
+	return now + (left < CONTROL_TURN_NSEC ? left : CONTROL_TURN_NSEC);
+}
+
+static void let_in(struct control_budget *b);
+
+void budget_charge(struct control_server *s, uint64_t start, uint64_t end)
+{
+	struct control_budget *b = &s->budget;
+
+	if (end > start)
+		b->used += end - start;
+	/* A turn cut short (its client's output full) leaves share to the next. */
+	if (b->head && b->used + CONTROL_TURN_NSEC / 2 < CONTROL_SHARE_NSEC)
+		let_in(b);
+}
+
+static void queue_remove(struct control_budget *b, struct control_client *c)
+{
+	if (c->park_prev)
+		c->park_prev->park_next = c->park_next;
+	else
+		b->head = c->park_next;
+	if (c->park_next)
+		c->park_next->park_prev = c->park_prev;
+	else
+		b->tail = c->park_prev;
+	c->park_prev = c->park_next = NULL;
+	c->parked = false;
+}
+
+static int arm_window(struct control_server *s);
+
+static void let_in(struct control_budget *b)
+{
+	struct control_client *c = b->head;
+
+	queue_remove(b, c);
+	c->granted = true;
+	(void)sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+}
+
+static int on_window(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct control_server *s = userdata;
+	struct control_budget *b = &s->budget;
+
+	budget_refill(b, now_nsec(CLOCK_MONOTONIC));
+	for (unsigned i = 0; i < TURNS_PER_WINDOW && b->head; i++)
+		let_in(b);
+	if (b->head)
+		(void)arm_window(s);
+	return 0;
+}
+
+static int arm_window(struct control_server *s)
+{
+	struct control_budget *b = &s->budget;
+	/* sd-event counts µs on the same clock. */
+	uint64_t at = b->window_end / 1000 + 1;
+	int r;
+
+	if (!b->resume)
+		r = sd_event_add_time(s->event, &b->resume, CLOCK_MONOTONIC, at, 0, on_window, s);
+	else {
+		r = sd_event_source_set_time(b->resume, at);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(b->resume, SD_EVENT_ONESHOT);
+	}
+	if (r < 0)
+		return log_error_errno(r, "cannot arm the control window timer: %m");
+	return 0;
+}
+
+int budget_park(struct control_client *c)
+{
+	struct control_budget *b = &c->server->budget;
+	int r;
+
+	r = arm_window(c->server);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+	if (r < 0)
+		return r;
+	c->parked = true;
+	if (c->granted) {
+		/* Let in, but the share ran out first: it keeps its place. */
+		c->park_next = b->head;
+		if (b->head)
+			b->head->park_prev = c;
+		else
+			b->tail = c;
+		b->head = c;
+	} else {
+		c->park_prev = b->tail;
+		if (b->tail)
+			b->tail->park_next = c;
+		else
+			b->head = c;
+		b->tail = c;
+	}
+	c->granted = false;
+	b->parks++;
+	return 0;
+}
+
+void budget_forget(struct control_client *c)
+{
+	if (c->parked)
+		queue_remove(&c->server->budget, c);
+}
+
+void budget_free(struct control_server *s)
+{
+	s->budget.resume = sd_event_source_disable_unref(s->budget.resume);
+}
