@@ -7,7 +7,9 @@
  * CONTROL_WINDOW_NSEC. A client that comes when the share is spent, or
  * while others wait, is parked (its io source off) at the back of a queue;
  * each window lets the queue's head in, as many as the share has turns.
- * A turn that runs past the share is paid back from the next window. */
+ * A turn that runs past the share is not paid back: a turn is measured on
+ * the clock, and one the loop spent preempted would park every client for
+ * as many windows as it lasted. */
 #include "control-internal.h"
 
 #include "log.h"
@@ -19,7 +21,7 @@ static void budget_refill(struct control_budget *b, uint64_t now)
 {
 	if (now < b->window_end)
 		return;
-	b->used = b->used > CONTROL_SHARE_NSEC ? b->used - CONTROL_SHARE_NSEC : 0;
+	b->used = 0;
 	b->window_end = now + CONTROL_WINDOW_NSEC;
 }
 

@@ -51,14 +51,21 @@ struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid)
 	return tidmap_get(&t->pending, tid);
 }
 
-static void undefer(struct tracker *t, struct tracker_pending *p)
+/* Off the waiting list; its fd is the caller's to close or pass on. */
+static int deferred_take(struct tracker *t, struct tracker_pending *p)
 {
-	if (p->deferred_fd < 0)
-		return;
+	int fd = p->deferred_fd;
+
 	TAILQ_REMOVE(&t->deferred, p, deferred_link);
 	t->ndeferred--;
-	close(p->deferred_fd);
 	p->deferred_fd = -1;
+	return fd;
+}
+
+static void undefer(struct tracker *t, struct tracker_pending *p)
+{
+	if (p->deferred_fd >= 0)
+		close(deferred_take(t, p));
 }
 
 /* Hands waiting reads to the worker while its queue has room. */
@@ -69,9 +76,7 @@ static void submit_deferred(struct tracker *t)
 	while (t->reader && (p = TAILQ_FIRST(&t->deferred))) {
 		if (stat_worker_submit(t->reader, p->deferred_fd, p->tid, p->cookie) < 0)
 			return;
-		TAILQ_REMOVE(&t->deferred, p, deferred_link);
-		t->ndeferred--;
-		p->deferred_fd = -1; /* the worker's now */
+		(void)deferred_take(t, p); /* the fd is the worker's now */
 	}
 }
 
