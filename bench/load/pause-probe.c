@@ -1,0 +1,69 @@
+/* How long the whole machine stops. Run at a SCHED_FIFO priority above
+ * everything the bench starts (chrt -f 50): it sleeps 1 ms at a time, and
+ * a wake-up more than -t ms late means no CPU could run it, which on a
+ * virtual machine is mostly the host not running the guest. Each such
+ * wake-up is printed as "<CLOCK_MONOTONIC s> <ms late>", as it comes.
+ * Ends after -d seconds, or at SIGTERM or SIGINT. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define PERIOD_NS 1000000ULL
+
+static volatile sig_atomic_t done;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	done = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	double threshold_ms = 10, seconds = 3600;
+	uint64_t end, prev;
+	int c;
+
+	while ((c = getopt(argc, argv, "t:d:")) != -1) {
+		switch (c) {
+		case 't':
+			threshold_ms = atof(optarg);
+			break;
+		case 'd':
+			seconds = atof(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: pause-probe [-t MS] [-d SECONDS]\n");
+			return 2;
+		}
+	}
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	prev = mono_ns();
+	end = prev + (uint64_t)(seconds * 1e9);
+	while (!done && prev < end) {
+		struct timespec ts = { 0, PERIOD_NS };
+		uint64_t now;
+		double late_ms;
+
+		nanosleep(&ts, NULL);
+		now = mono_ns();
+		late_ms = (double)(now - prev - PERIOD_NS) / 1e6;
+		if (late_ms > threshold_ms)
+			printf("%.6f %.3f\n", (double)now / 1e9, late_ms);
+		prev = now;
+	}
+	return 0;
+}
