@@ -60,7 +60,8 @@ int main(int argc, char **argv)
 
 		nanosleep(&ts, NULL);
 		now = mono_ns();
-		late_ms = (double)(now - prev - PERIOD_NS) / 1e6;
+		/* Signed: a signal ends the sleep early. */
+		late_ms = ((double)(now - prev) - (double)PERIOD_NS) / 1e6;
 		if (late_ms > threshold_ms)
 			printf("%.6f %.3f\n", (double)now / 1e9, late_ms);
 		prev = now;
