@@ -33,7 +33,7 @@ uint64_t budget_turn_end(struct control_client *c, uint64_t now)
 	budget_refill(b, now);
 	if (b->used >= CONTROL_SHARE_NSEC)
 		return 0;
-	if (b->head && !c->granted)
+	if (!TAILQ_EMPTY(&b->parked) && !c->granted)
 		return 0; /* others wait before it */
 	c->granted = false;
 	left = CONTROL_SHARE_NSEC - b->used;
@@ -49,21 +49,13 @@ void budget_charge(struct control_server *s, uint64_t start, uint64_t end)
 	if (end > start)
 		b->used += end - start;
 	/* A turn cut short (its client's output full) leaves share to the next. */
-	if (b->head && b->used + CONTROL_TURN_NSEC / 2 < CONTROL_SHARE_NSEC)
+	if (!TAILQ_EMPTY(&b->parked) && b->used + CONTROL_TURN_NSEC / 2 < CONTROL_SHARE_NSEC)
 		let_in(b);
 }
 
 static void queue_remove(struct control_budget *b, struct control_client *c)
 {
-	if (c->park_prev)
-		c->park_prev->park_next = c->park_next;
-	else
-		b->head = c->park_next;
-	if (c->park_next)
-		c->park_next->park_prev = c->park_prev;
-	else
-		b->tail = c->park_prev;
-	c->park_prev = c->park_next = NULL;
+	TAILQ_REMOVE(&b->parked, c, park_link);
 	c->parked = false;
 }
 
@@ -71,7 +63,7 @@ static int arm_window(struct control_server *s);
 
 static void let_in(struct control_budget *b)
 {
-	struct control_client *c = b->head;
+	struct control_client *c = TAILQ_FIRST(&b->parked);
 
 	queue_remove(b, c);
 	c->granted = true;
@@ -84,9 +76,9 @@ static int on_window(sd_event_source *src, uint64_t usec, void *userdata)
 	struct control_budget *b = &s->budget;
 
 	budget_refill(b, now_nsec(CLOCK_MONOTONIC));
-	for (unsigned i = 0; i < TURNS_PER_WINDOW && b->head; i++)
+	for (unsigned i = 0; i < TURNS_PER_WINDOW && !TAILQ_EMPTY(&b->parked); i++)
 		let_in(b);
-	if (b->head)
+	if (!TAILQ_EMPTY(&b->parked))
 		(void)arm_window(s);
 	return 0;
 }
@@ -121,22 +113,11 @@ int budget_park(struct control_client *c)
 	if (r < 0)
 		return r;
 	c->parked = true;
-	if (c->granted) {
-		/* Let in, but the share ran out first: it keeps its place. */
-		c->park_next = b->head;
-		if (b->head)
-			b->head->park_prev = c;
-		else
-			b->tail = c;
-		b->head = c;
-	} else {
-		c->park_prev = b->tail;
-		if (b->tail)
-			b->tail->park_next = c;
-		else
-			b->head = c;
-		b->tail = c;
-	}
+	/* Let in, but the share ran out first: it keeps its place. */
+	if (c->granted)
+		TAILQ_INSERT_HEAD(&b->parked, c, park_link);
+	else
+		TAILQ_INSERT_TAIL(&b->parked, c, park_link);
 	c->granted = false;
 	b->parks++;
 	return 0;
@@ -146,6 +127,11 @@ void budget_forget(struct control_client *c)
 {
 	if (c->parked)
 		queue_remove(&c->server->budget, c);
+}
+
+void budget_init(struct control_server *s)
+{
+	TAILQ_INIT(&s->budget.parked);
 }
 
 void budget_free(struct control_server *s)

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include "control.h"
@@ -34,14 +35,14 @@ struct control_client {
 	bool dead;    /* output overflowed: close without flushing */
 	bool parked;  /* io off, in the control budget's queue */
 	bool granted; /* let in from that queue: the next turn is its own */
-	struct control_client *park_prev, *park_next;
+	TAILQ_ENTRY(control_client) park_link;
 };
 
 struct control_budget {
 	uint64_t window_end; /* CLOCK_MONOTONIC ns */
 	uint64_t used;       /* ns taken in this window */
 	uint64_t parks;      /* turns put off to a later window, since start */
-	struct control_client *head, *tail; /* parked, oldest first */
+	TAILQ_HEAD(, control_client) parked; /* oldest first */
 	sd_event_source *resume;
 };
 
@@ -94,6 +95,7 @@ void budget_charge(struct control_server *s, uint64_t start, uint64_t end);
 int budget_park(struct control_client *c);
 /* Takes c out of the queue, as it goes. */
 void budget_forget(struct control_client *c);
+void budget_init(struct control_server *s);
 void budget_free(struct control_server *s);
 
 /* stream.c */

@@ -198,6 +198,7 @@ int control_server_new(struct control_server **ret, sd_event *event,
 	if (!s)
 		return log_error_errno(ENOMEM, "out of memory");
 	s->event = sd_event_ref(event);
+	budget_init(s);
 	s->opts = *opts;
 	s->ops = *ops;
 	s->userdata = userdata;
