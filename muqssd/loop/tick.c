@@ -396,10 +396,20 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	if (!m || m->exempt || !m->adopted)
 		return;
 	/* What the loop acts on is read at every tick; the rest, which at
-	 * most gets queued when it wakes, every TICK_COLD_NS. */
-	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped || m->pinned_cpu >= 0;
+	 * most gets queued when it wakes, every TICK_COLD_NS. A pin alone
+	 * does not make a sleeper hot: under a compile, the drivers the core
+	 * placed at their exec then slept a second each in wait(), pinned,
+	 * and were two thirds of every tick's reads. */
+	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped;
 	if (m->st.running || m->st.queued)
 		return;
+	/* A pin placed the task in the core's queue. One that has slept
+	 * long enough to lose its wake-up boost goes back to its owner's
+	 * mask, which lets it wake on a free CPU as on a stock kernel; it
+	 * wakes seldom, so the unpin is paid once a long sleep. */
+	if (m->pinned_cpu >= 0 && tt->state == 'S' && !m->stopped &&
+	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS)
+		managed_unpin(l, m, l->last_tick_ns);
 	cpu = wait_cpu(l, m);
 	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
 	    !worth_queueing(l, m) ||

@@ -183,11 +183,51 @@ static void test_exec_settle(void)
 	fk_done(&fk);
 }
 
+/* A compile's driver: the core placed it when it ran beside a hog, then
+ * it sleeps in wait() for its child. Pinned, it was read at every tick
+ * for as long as it slept; once it has slept RECENT_SLEEPER_NS it goes
+ * back to its owner's mask, once, and is read only now and then. */
+static void test_long_sleeper_unpinned(void)
+{
+	struct fk_task *d;
+	uint64_t slept_ns;
+
+	fk_init(&fk, "pu:2");
+	fk_add_hog(&fk, 900);
+	fk_add_hog(&fk, 901);
+	fk_start(&fk, 1 * S);
+	fk_run(&fk, 200 * MS);
+
+	d = fk_add(&fk, 500, 500, 1, "cc");
+	loop_task_new(fk.loop, &d->tt, NULL, 0, fk.now);
+	fk_set_state(&fk, 500, 'R', 300);
+	for (int n = 0; n < 5 && !d->pinned; n++)
+		fk_tick(&fk, 2 * MS);
+	CHECK(d->pinned); /* else this test shows nothing */
+
+	fk_set_state(&fk, 500, 'S', 0);
+	slept_ns = fk.now;
+	while (fk.now < slept_ns + RECENT_SLEEPER_NS - 10 * MS) {
+		fk_tick(&fk, 2 * MS);
+		CHECK(d->pinned);
+	}
+	fk_run(&fk, 100 * MS);
+	CHECK(!d->pinned);
+	CHECK(!d->tt.hot);
+	CHECK_EQ(d->calls[FK_UNPIN], 1);
+	fk_run(&fk, 500 * MS);
+	CHECK(!d->pinned);
+	CHECK_EQ(d->calls[FK_UNPIN], 1);
+	CHECK_EQ(d->calls[FK_PIN], 1);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_pins_within_owner_mask();
 	test_einval_rereads_mask();
 	test_mask_outside_topology();
 	test_exec_settle();
+	test_long_sleeper_unpinned();
 	return CHECK_EXIT();
 }
