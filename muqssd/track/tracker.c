@@ -295,7 +295,7 @@ static bool adopt_process(struct tracker *t, pid_t tgid, unsigned depth)
 	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid) &&
 	    (depth >= ADOPT_MAX_DEPTH || ppid <= 1 || !adopt_process(t, ppid, depth + 1)))
 		return false;
-	tracker_scan_threads(t, tgid, false);
+	tracker_scan_threads(t, tgid, false, false);
 	return tidmap_get(&t->procs, tgid) != NULL;
 }
 

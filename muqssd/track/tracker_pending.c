@@ -170,15 +170,30 @@ static struct tracked_task *complete_add(struct tracker *t, struct tracker_pendi
 	pid_t tid = p->tid, tgid = p->tgid;
 	struct tracked_task *task;
 
+	task = tidmap_get(&t->tasks, tid);
+	if (p->verify && (r == -ESRCH || (r == 0 && gone_state(st->state)))) {
+		/* A scan listed it, and it left before its read: its exit
+		 * event was lost, or is yet to be read. */
+		if (task && task->tgid == tgid)
+			tracker_remove(t, task);
+		return NULL;
+	}
 	if (r < 0 || gone_state(st->state)) {
 		/* Already gone, maybe after forking: a launcher. */
-		if (tid == tgid && p->parent_in && !(r == 0 && (st->flags & PF_KTHREAD_FLAG)))
+		if (tid == tgid && p->parent_in && !p->verify &&
+		    !(r == 0 && (st->flags & PF_KTHREAD_FLAG)))
 			tracker_ghost_add(t, tgid);
 		return NULL;
 	}
-	task = tidmap_get(&t->tasks, tid);
-	if (task && task->start_time == st->start_time && task->tgid == tgid)
-		return task; /* a scan or a request found it first */
+	if (task && task->start_time == st->start_time && task->tgid == tgid) {
+		/* A scan or a request found it first, or a scan checks it. */
+		if (p->verify) {
+			tracker_verify_task(t, task, st);
+			/* The loop may have boosted it since the read. */
+			tracker_read_policy(task);
+		}
+		return task;
+	}
 	if (task)
 		tracker_remove(t, task);
 	if (st->flags & PF_KTHREAD_FLAG)

@@ -34,6 +34,7 @@ struct tracker_pending {
 	uint64_t cookie;	/* of the read in flight; a stale result differs */
 	bool add;		/* not in the table: added once read */
 	bool parent_in;		/* add: its process is in scope through its parent */
+	bool verify;		/* add: a scan's check of a task the table holds */
 	bool has_origin;
 	bool reread;		/* an exec came after the read was asked */
 	bool comm_set, sid_set, tracer_set;
@@ -85,8 +86,10 @@ struct tracker {
 	struct stat_worker *reader;
 	int reader_prio;
 	uint64_t cookies;
-	/* stat reads on the loop thread: a scan's of tasks in scope, and
-	 * new tasks' when there is no reader (at exit) or DEFERRED_MAX wait */
+	/* stat reads on the loop thread: a scan's of tasks in scope while
+	 * there is no reader (start-up, polling) or for a control request,
+	 * and new tasks' when there is no reader (at exit) or DEFERRED_MAX
+	 * wait */
 	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
@@ -155,8 +158,13 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 /* Reconciles with /proc. With verify, every known task's stat is reread
  * to catch reused tids; without, only new tids are read. */
 int tracker_scan(struct tracker *t, bool verify);
-/* Adds or verifies the threads of one process, as a scan does. */
-void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify);
+/* Adds or verifies the threads of one process, as a scan does. With
+ * defer, and a stat reader running, the reads are taken off the loop and
+ * applied as they come back (tracker_pending.c); without, here. */
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify, bool defer);
+/* A scan's read of a task the table holds, with its identity checked:
+ * the facts stat carries, and a new name told like an exec. */
+void tracker_verify_task(struct tracker *t, struct tracked_task *task, const struct procfs_stat *st);
 int tracker_arm_timers(struct tracker *t);
 /* Rescans soon, once however often it is asked before then. */
 void tracker_schedule_recovery(struct tracker *t);

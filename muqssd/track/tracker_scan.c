@@ -1,5 +1,15 @@
 /* Reconciling the table with /proc: the start-up scan, recovery after lost
- * events, the slow periodic check and the polling fallback. */
+ * events, the slow periodic check and the polling fallback.
+ *
+ * A scan lists /proc and sorts processes out through status, which waits
+ * on no task. The threads of a process in scope that it must read through
+ * stat (new ones, and every one when it verifies) are read off the loop
+ * once the stat reader runs, as a fork's child is: a stat read waits for a
+ * task's exec to finish, and a scan comes upon tasks mid-exec (an exec
+ * storm's forks whose events are not read yet) as often as events do. At
+ * start-up (before the reader) and in polling mode (no connector, no
+ * reader) they are read here, while nothing of ours is boosted yet or at
+ * the polling interval. */
 #include "tracker_private.h"
 
 #include <dirent.h>
@@ -17,7 +27,7 @@ static bool gone_state(char state)
 	return state == 'Z' || state == 'X';
 }
 
-static void verify_task(struct tracker *t, struct tracked_task *task, const struct procfs_stat *st)
+void tracker_verify_task(struct tracker *t, struct tracked_task *task, const struct procfs_stat *st)
 {
 	bool renamed = strcmp(task->comm, st->comm) != 0;
 
@@ -34,7 +44,36 @@ static void verify_task(struct tracker *t, struct tracked_task *task, const stru
 	}
 }
 
-void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
+/* A process in the table, or on its way in: its read is out. */
+static bool proc_known(struct tracker *t, pid_t tgid)
+{
+	struct tracker_pending *p = tracker_pending_get(t, tgid);
+
+	return tidmap_get(&t->procs, tgid) || (p && p->add && p->parent_in);
+}
+
+/* A thread to read, off the loop. One whose event's read is out already
+ * is left to it: a new entry would drop that read. Listed, a known task
+ * counts as seen; the read checks that it is still the same task. */
+static void scan_defer(struct tracker *t, struct tracked_task *task, pid_t tgid, pid_t tid)
+{
+	struct tracker_pending *p;
+
+	if (task && task->tgid == tgid)
+		task->seen_gen = t->generation;
+	if (tracker_pending_get(t, tid))
+		return;
+	p = tracker_pending_new(t, tid, tgid, true);
+	if (!p)
+		return;
+	p->parent_in = true; /* the scan found its process in scope */
+	p->verify = task && task->tgid == tgid;
+	if (!p->verify)
+		t->scan_added++;
+	tracker_pending_read(t, p);
+}
+
+void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify, bool defer)
 {
 	char path[32];
 	struct dirent *de;
@@ -57,8 +96,12 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
 			task->seen_gen = t->generation;
 			continue;
 		}
-		/* A thread of a process in scope: the one stat read left on
-		 * the loop thread in a scan (see tracker_may_admit()). */
+		if (defer && t->reader) {
+			scan_defer(t, task, tgid, tid);
+			continue;
+		}
+		/* A thread of a process in scope, read on the loop thread
+		 * (see tracker_may_admit()). */
 		t->loop_stat_reads++;
 		r = procfs_task_stat(tgid, tid, &st);
 		if (r == -EINVAL)
@@ -69,7 +112,7 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify)
 		if (task) {
 			if (task->tgid == tgid && task->start_time == st.start_time &&
 			    !gone_state(st.state)) {
-				verify_task(t, task, &st);
+				tracker_verify_task(t, task, &st);
 				continue;
 			}
 			/* The tid was reused: the old task is gone. */
@@ -96,9 +139,9 @@ static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool ver
 	while (changed) {
 		changed = false;
 		for (size_t i = 0; i < n; i++) {
-			if (p[i].tgid == 0 || !tidmap_get(&t->procs, p[i].ppid))
+			if (p[i].tgid == 0 || !proc_known(t, p[i].ppid))
 				continue;
-			tracker_scan_threads(t, p[i].tgid, verify);
+			tracker_scan_threads(t, p[i].tgid, verify, true);
 			p[i].tgid = 0;
 			changed = true;
 		}
@@ -133,14 +176,14 @@ int tracker_scan(struct tracker *t, bool verify)
 		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
 		if (tidmap_get(&t->procs, tgid)) {
-			tracker_scan_threads(t, tgid, verify);
+			tracker_scan_threads(t, tgid, verify, true);
 			continue;
 		}
 		/* The rest of the machine is sorted out through status: only
 		 * a process in scope is read through stat. */
 		if (!tracker_may_admit(t, tgid, &ppid))
 			continue;
-		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid)) {
+		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !proc_known(t, ppid)) {
 			if (npending == cap) {
 				struct pending *p;
 
@@ -155,7 +198,7 @@ int tracker_scan(struct tracker *t, bool verify)
 			pending[npending++] = (struct pending){ tgid, ppid };
 			continue;
 		}
-		tracker_scan_threads(t, tgid, verify);
+		tracker_scan_threads(t, tgid, verify, true);
 	}
 	if (t->scope.kind == SCOPE_PID)
 		scan_pending(t, pending, npending, verify);
