@@ -19,7 +19,12 @@ int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
 		return -errno;
 	if (CPU_EQUAL(&cur, t->pinned ? &t->pinned_to : &t->rec.affinity))
 		return 0;
-	log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
+	/* The deadman puts the owner's mask back when it trips, and the
+	 * loop then unpins through here: that is no owner's change. */
+	if (t->pinned && CPU_EQUAL(&cur, &t->rec.affinity))
+		log_debug("task %d: its pin was undone already (the deadman)", (int)t->rec.tid);
+	else
+		log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
 	t->rec.affinity = cur;
 	t->pinned = false;
 	enforce_dm_release(e, &t->dm_pin);
