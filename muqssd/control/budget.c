@@ -40,19 +40,6 @@ uint64_t budget_turn_end(struct control_client *c, uint64_t now)
 	return now + (left < CONTROL_TURN_NSEC ? left : CONTROL_TURN_NSEC);
 }
 
-static void let_in(struct control_budget *b);
-
-void budget_charge(struct control_server *s, uint64_t start, uint64_t end)
-{
-	struct control_budget *b = &s->budget;
-
-	if (end > start)
-		b->used += end - start;
-	/* A turn cut short (its client's output full) leaves share to the next. */
-	if (!TAILQ_EMPTY(&b->parked) && b->used + CONTROL_TURN_NSEC / 2 < CONTROL_SHARE_NSEC)
-		let_in(b);
-}
-
 static void queue_remove(struct control_budget *b, struct control_client *c)
 {
 	TAILQ_REMOVE(&b->parked, c, park_link);
@@ -68,6 +55,17 @@ static void let_in(struct control_budget *b)
 	queue_remove(b, c);
 	c->granted = true;
 	(void)sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+}
+
+void budget_charge(struct control_server *s, uint64_t start, uint64_t end)
+{
+	struct control_budget *b = &s->budget;
+
+	if (end > start)
+		b->used += end - start;
+	/* A turn cut short (its client's output full) leaves share to the next. */
+	if (!TAILQ_EMPTY(&b->parked) && b->used + CONTROL_TURN_NSEC / 2 < CONTROL_SHARE_NSEC)
+		let_in(b);
 }
 
 static int on_window(sd_event_source *src, uint64_t usec, void *userdata)
