@@ -35,8 +35,8 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t
 	if (tid == tgid) {
 		/* A process: its parent is the thread that forked. */
 		pp = tracker_pending_get(t, f->parent_tgid);
-		parent_in = tidmap_get(&t->procs, f->parent_tgid) ||
-			    tracker_is_ghost(t, f->parent_tgid) || (pp && pp->add && pp->parent_in);
+		parent_in = tracker_proc_known(t, f->parent_tgid) ||
+			    tracker_is_ghost(t, f->parent_tgid);
 		if (!parent_in && (t->scope.kind != SCOPE_ALL || f->parent_tgid == t->scope.kthreadd))
 			return;
 		donor = tidmap_get(&t->tasks, f->parent_pid);

@@ -51,6 +51,13 @@ struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid)
 	return tidmap_get(&t->pending, tid);
 }
 
+bool tracker_proc_known(struct tracker *t, pid_t tgid)
+{
+	struct tracker_pending *p = tracker_pending_get(t, tgid);
+
+	return tidmap_get(&t->procs, tgid) || (p && p->add && p->parent_in);
+}
+
 /* Off the waiting list; its fd is the caller's to close or pass on. */
 static int deferred_take(struct tracker *t, struct tracker_pending *p)
 {

@@ -179,6 +179,9 @@ int tracker_pending_start(struct tracker *t);
 /* Waits for reads in progress, forgets every pending task. */
 void tracker_pending_stop(struct tracker *t);
 struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid);
+/* A process in scope: in the table, or on its way in (an add whose read
+ * is out, in scope through its parent). */
+bool tracker_proc_known(struct tracker *t, pid_t tgid);
 /* A new entry for tid, replacing any; NULL on -ENOMEM (logged). */
 struct tracker_pending *tracker_pending_new(struct tracker *t, pid_t tid, pid_t tgid, bool add);
 void tracker_pending_drop(struct tracker *t, struct tracker_pending *p);

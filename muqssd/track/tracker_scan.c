@@ -44,14 +44,6 @@ void tracker_verify_task(struct tracker *t, struct tracked_task *task, const str
 	}
 }
 
-/* A process in the table, or on its way in: its read is out. */
-static bool proc_known(struct tracker *t, pid_t tgid)
-{
-	struct tracker_pending *p = tracker_pending_get(t, tgid);
-
-	return tidmap_get(&t->procs, tgid) || (p && p->add && p->parent_in);
-}
-
 /* A thread to read, off the loop. One whose event's read is out already
  * is left to it: a new entry would drop that read. Listed, a known task
  * counts as seen; the read checks that it is still the same task. */
@@ -139,7 +131,7 @@ static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool ver
 	while (changed) {
 		changed = false;
 		for (size_t i = 0; i < n; i++) {
-			if (p[i].tgid == 0 || !proc_known(t, p[i].ppid))
+			if (p[i].tgid == 0 || !tracker_proc_known(t, p[i].ppid))
 				continue;
 			tracker_scan_threads(t, p[i].tgid, verify, true);
 			p[i].tgid = 0;
@@ -183,7 +175,7 @@ int tracker_scan(struct tracker *t, bool verify)
 		 * a process in scope is read through stat. */
 		if (!tracker_may_admit(t, tgid, &ppid))
 			continue;
-		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !proc_known(t, ppid)) {
+		if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tracker_proc_known(t, ppid)) {
 			if (npending == cap) {
 				struct pending *p;
 
