@@ -161,7 +161,7 @@ bool tracker_may_admit(struct tracker *t, pid_t tgid, pid_t *ppid)
 {
 	struct procfs_status st;
 
-	if (procfs_task_status(tgid, tgid, &st) < 0 || st.state == 'Z' || st.state == 'X' ||
+	if (procfs_task_status(tgid, tgid, &st) < 0 || tracker_gone_state(st.state) ||
 	    scope_excluded(&t->scope, tgid, st.kthread, st.ppid))
 		return false;
 	*ppid = st.ppid;

@@ -17,11 +17,6 @@
 
 #define EVENTS_PER_WAKEUP 1024
 
-static bool gone_state(char state)
-{
-	return state == 'Z' || state == 'X';
-}
-
 /* The child is read off the loop (tracker_pending.c): it may be in an
  * exec already. Whether it is in scope is decided here, from its parent
  * as the event names it, since the parent may be gone by then. */
@@ -134,7 +129,7 @@ static bool still_alive(struct tracked_task *task)
 		r = procfs_status_pread(task->status_fd, &st);
 	else
 		r = procfs_task_status(task->tgid, task->tid, &st);
-	return r == 0 && st.tgid == task->tgid && !gone_state(st.state);
+	return r == 0 && st.tgid == task->tgid && !tracker_gone_state(st.state);
 }
 
 static void on_exit_event(struct tracker *t, const struct proc_event *ev)

@@ -41,11 +41,6 @@
  * nor grow the fd table on the loop (an RCU grace period each time). */
 #define DEFERRED_MAX 256
 
-static bool gone_state(char state)
-{
-	return state == 'Z' || state == 'X';
-}
-
 struct tracker_pending *tracker_pending_get(struct tracker *t, pid_t tid)
 {
 	return tidmap_get(&t->pending, tid);
@@ -178,14 +173,14 @@ static struct tracked_task *complete_add(struct tracker *t, struct tracker_pendi
 	struct tracked_task *task;
 
 	task = tidmap_get(&t->tasks, tid);
-	if (p->verify && (r == -ESRCH || (r == 0 && gone_state(st->state)))) {
+	if (p->verify && (r == -ESRCH || (r == 0 && tracker_gone_state(st->state)))) {
 		/* A scan listed it, and it left before its read: its exit
 		 * event was lost, or is yet to be read. */
 		if (task && task->tgid == tgid)
 			tracker_remove(t, task);
 		return NULL;
 	}
-	if (r < 0 || gone_state(st->state)) {
+	if (r < 0 || tracker_gone_state(st->state)) {
 		/* Already gone, maybe after forking: a launcher. */
 		if (tid == tgid && p->parent_in && !p->verify &&
 		    !(r == 0 && (st->flags & PF_KTHREAD_FLAG)))
@@ -223,7 +218,7 @@ static struct tracked_task *complete_exec(struct tracker *t, struct tracker_pend
 	struct tracked_task *task = tidmap_get(&t->tasks, p->tgid);
 
 	/* Gone: its exit event, or the tick's next read, removes it. */
-	if (!task || task->tgid != p->tgid || r < 0 || gone_state(st->state))
+	if (!task || task->tgid != p->tgid || r < 0 || tracker_gone_state(st->state))
 		return NULL;
 	/* The table held a task the tid had before: its exit was lost.
 	 * The next scan finds the new one. */

@@ -112,6 +112,12 @@ struct tracker {
 	size_t scan_added;
 };
 
+/* A state read that says the task has exited: a zombie, or dead. */
+static inline bool tracker_gone_state(char state)
+{
+	return state == 'Z' || state == 'X';
+}
+
 /* tracker.c */
 /* Adds a task read from /proc. origin, when given, lends its credentials
  * and executable (a fork copies them) so no status read is needed.

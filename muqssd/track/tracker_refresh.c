@@ -103,7 +103,7 @@ static bool schedstat_moved(const struct tracked_task *task, const struct procfs
 /* A tid reused by a thread of another process reads another tgid. */
 static bool gone_state(const struct tracked_task *task, const struct procfs_status *st)
 {
-	return st->tgid != task->tgid || st->state == 'Z' || st->state == 'X';
+	return st->tgid != task->tgid || tracker_gone_state(st->state);
 }
 
 /* Policy and nice, from the scheduler itself: they change only when

@@ -22,11 +22,6 @@
 
 #define RECOVERY_DELAY_USEC (20 * 1000)
 
-static bool gone_state(char state)
-{
-	return state == 'Z' || state == 'X';
-}
-
 void tracker_verify_task(struct tracker *t, struct tracked_task *task, const struct procfs_stat *st)
 {
 	bool renamed = strcmp(task->comm, st->comm) != 0;
@@ -103,14 +98,14 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify, bool defer
 			continue;
 		if (task) {
 			if (task->tgid == tgid && task->start_time == st.start_time &&
-			    !gone_state(st.state)) {
+			    !tracker_gone_state(st.state)) {
 				tracker_verify_task(t, task, &st);
 				continue;
 			}
 			/* The tid was reused: the old task is gone. */
 			tracker_remove(t, task);
 		}
-		if (gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
+		if (tracker_gone_state(st.state) || (st.flags & PF_KTHREAD_FLAG))
 			continue;
 		if (tracker_add(t, tgid, tid, &st, NULL))
 			t->scan_added++;
