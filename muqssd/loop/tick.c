@@ -391,6 +391,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 {
 	struct loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
+	bool long_asleep;
 	int cpu;
 
 	if (!m || m->exempt || !m->adopted)
@@ -407,13 +408,12 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	 * long enough to lose its wake-up boost goes back to its owner's
 	 * mask, which lets it wake on a free CPU as on a stock kernel; it
 	 * wakes seldom, so the unpin is paid once a long sleep. */
-	if (m->pinned_cpu >= 0 && tt->state == 'S' && !m->stopped &&
-	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS)
+	long_asleep = l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS;
+	if (m->pinned_cpu >= 0 && tt->state == 'S' && !m->stopped && long_asleep)
 		managed_unpin(l, m, l->last_tick_ns);
 	cpu = wait_cpu(l, m);
 	if (m->hog || tt->stale || tt->state == 'R' || cpu < 0 || m->st.class == SCHED_CLASS_IDLEPRIO ||
-	    !worth_queueing(l, m) ||
-	    l->last_tick_ns - m->last_ran_ns >= RECENT_SLEEPER_NS ||
+	    !worth_queueing(l, m) || long_asleep ||
 	    m->st.dl.slice_ns <= DEADLINE_RESCHED_NS) {
 		managed_unboost(l, m);
 		return;
