@@ -45,7 +45,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *u)
 	if (!b)
 		b = (unsigned)((tracker_count(tracker) - tracker_count_active(tracker)) * tick_ms /
 			       sweep_ms) + 1;
-	tracker_refresh_active(tracker, now_nsec(CLOCK_MONOTONIC), b, 0);
+	tracker_refresh_active(tracker, now_nsec(CLOCK_MONOTONIC), b, 0, 0);
 	r = sd_event_source_set_time_relative(s, tick_ms * 1000ULL);
 	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }

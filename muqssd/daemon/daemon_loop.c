@@ -20,9 +20,10 @@
 #include "tracker.h"
 
 /* The task source: the tracker. */
-static void src_refresh(void *ctx, uint64_t now, unsigned budget, uint64_t cold_ns)
+static void src_refresh(void *ctx, uint64_t now, unsigned budget, uint64_t cold_ns,
+			uint64_t slow_ns)
 {
-	(void)tracker_refresh_active(ctx, now, budget, cold_ns);
+	(void)tracker_refresh_active(ctx, now, budget, cold_ns, slow_ns);
 }
 
 static void src_foreach_active(void *ctx, tracker_task_func_t fn, void *userdata)

@@ -39,6 +39,12 @@
  * second and read every thread each time. Half of TICK_HOGS_NS, so the
  * calm tick still reads them all. */
 #define TICK_COLD_NS (15ULL * 1000 * 1000)
+/* A task a hog for HOG_SETTLED_NS, left to the kernel, is read no more
+ * often than this: a read only charges it and tells whether it still
+ * contends, and under a compile the compilers were read every 15 ms
+ * for that. Its sleep, or its owner's renice, is seen that much later.
+ * Under TICK_HOGS_NS * 2, so the calm tick reads it every other time. */
+#define TICK_HOG_READ_NS (45ULL * 1000 * 1000)
 /* How long ago a task must have run to be worth a wake-up boost. Well
  * under TRACKER_IDLE_AFTER_NS: a sleeper that long quiet leaves the
  * active list, no tick visits it after, and a wait boost it still held
@@ -150,6 +156,7 @@ struct loop {
 	size_t nr_armable, armable_cap;
 	uint64_t armed_slice_ns;	/* this tick: least slice left among them */
 	LIST_HEAD(, managed_task) idleprio; /* gated every tick, even asleep */
+	bool gated;		/* an IDLEPRIO task was stopped at the last tick */
 };
 
 /* tick.c */

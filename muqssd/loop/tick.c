@@ -394,6 +394,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	bool long_asleep;
 	int cpu;
 
+	tt->slow = false;
 	if (!m || m->exempt || !m->adopted)
 		return;
 	/* What the loop acts on is read at every tick; the rest, which at
@@ -402,6 +403,12 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	 * placed at their exec then slept a second each in wait(), pinned,
 	 * and were two thirds of every tick's reads. */
 	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped;
+	/* A task a hog for HOG_SETTLED_NS can wait TICK_HOG_READ_NS for its
+	 * reads (not one born a hog: that may be a frame task loading).
+	 * Not while an IDLEPRIO task is stopped: a hog's sleep frees the
+	 * CPU it waits for. */
+	tt->slow = m->hog && !tt->hot && l->last_tick_ns - m->hog_since_ns >= HOG_SETTLED_NS &&
+		   !l->gated;
 	if (m->st.running || m->st.queued)
 		return;
 	/* A pin placed the task in the core's queue. One that has slept
@@ -698,7 +705,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	l->contend_float = l->settled_float;
 	l->settled_float = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS);
+	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS, TICK_HOG_READ_NS);
 	l->recent_sleepers = 0;
 	l->next_settle_ns = 0;
 	l->src.ops->foreach_active(l->src.ctx, account_task, l);
@@ -736,6 +743,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 		gate_idleprio(l, m);
 		gated |= m->stopped;
 	}
+	l->gated = gated;
 	/* A stopped IDLEPRIO task is let go within 10 ms of a CPU freeing
 	 * up; a task that wakes unboosted is queued within 30 ms (it runs
 	 * in the fair class meanwhile, as on a stock kernel). */

@@ -73,8 +73,9 @@ struct tracked_task {
 	 * compared: they grow each time it blocks, however briefly, which
 	 * no sampling of its state can see. Read when schedstat moves. */
 	uint32_t nvcsw;
-	/* Set by the tracker's user: read at every refresh (see cold_ns). */
-	bool hot;
+	/* Set by the tracker's user: read at every refresh, or only every
+	 * slow_ns rather than every cold_ns (tracker_refresh_active()). */
+	bool hot, slow;
 	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
@@ -187,10 +188,11 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
 #define TRACKER_STAT_MAX_AGE_NS (100ULL * 1000 * 1000)
 #define TRACKER_SWEEP_MIN_NS (5000ULL * 1000 * 1000)
 #define TRACKER_SWEEP_PER_SEC 1000
-/* With cold_ns, an active task read less than cold_ns ago is skipped
- * unless its user marked it hot (tracked_task.hot). */
+/* With cold_ns, an active task read less than cold_ns ago (slow_ns if
+ * its user marked it slow) is skipped unless its user marked it hot
+ * (tracked_task.hot, .slow). */
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget,
-				uint64_t cold_ns);
+				uint64_t cold_ns, uint64_t slow_ns);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */
 void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);

@@ -303,7 +303,7 @@ static unsigned sweep_allowance(struct tracker *t, uint64_t now, unsigned budget
 }
 
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget,
-				uint64_t cold_ns)
+				uint64_t cold_ns, uint64_t slow_ns)
 {
 	struct tracked_task *task, *next, *last;
 	unsigned n = 0;
@@ -311,7 +311,8 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 	/* Tasks that move to the idle list go to its tail, past "last". */
 	last = TAILQ_LAST(&t->idle, task_list);
 	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
-		if (!task->hot && task->refreshed_ns && now_ns - task->refreshed_ns < cold_ns)
+		if (!task->hot && task->refreshed_ns &&
+		    now_ns - task->refreshed_ns < (task->slow ? slow_ns : cold_ns))
 			continue;
 		n++;
 		if (refresh_task(t, task, now_ns, false) < 0)

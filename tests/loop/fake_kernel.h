@@ -46,6 +46,8 @@ struct fk_task {
 	 * is R. */
 	bool blocks;
 	uint64_t refreshed_cpu_ns;
+	uint64_t unread_ns;	/* skipped while slow: its burn is owed */
+	unsigned reads;		/* refreshes that read it */
 	cpu_set_t owner;	/* the owner's affinity (owner_affinity, pin) */
 	/* What the levers made of it. */
 	int boost_prio;		/* 0: not boosted */
@@ -113,6 +115,9 @@ void fk_set_state(struct fake_kernel *fk, pid_t tid, char state, unsigned burn_p
 /* One tick of the loop at fk->now + dt; returns the interval the loop
  * asked for. */
 uint64_t fk_tick(struct fake_kernel *fk, uint64_t dt);
+/* Ticks every dt until a tick reads tid (a settled hog is read only
+ * every TICK_HOG_READ_NS). Returns how long that took. */
+uint64_t fk_tick_until_read(struct fake_kernel *fk, pid_t tid, uint64_t dt);
 /* Ticks at the loop's own pace for at least span ns. Returns the ticks. */
 unsigned fk_run(struct fake_kernel *fk, uint64_t span);
 

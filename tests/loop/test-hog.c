@@ -41,18 +41,27 @@ static void test_hog_and_back(void)
 	CHECK_EQ(a->calls[FK_NICE], 0); /* nice 0 keeps the kernel's weight */
 	CHECK_EQ(loop_counters(fk.loop)->boosts, 0);
 
-	/* It stays one while it keeps running, at no further cost. */
+	/* It stays one while it keeps running, at no further cost, and is
+	 * read every TICK_HOG_READ_NS once a hog for HOG_SETTLED_NS, not at
+	 * every tick: busy ticks, as a sleeper beside it would ask for. */
 	fk_reset_calls(&fk);
 	fk_run(&fk, 200 * MS);
 	CHECK(fk_view(&fk, 100).hog);
 	CHECK_EQ(a->boost_prio, 0);
 	CHECK_EQ(fk_calls_total(&fk), 0);
+	a->reads = 0;
+	for (int i = 0; i < 225; i++)
+		fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	CHECK(a->reads >= 450 * MS / (TICK_HOG_READ_NS + 2 * MS) &&
+	      a->reads <= 450 * MS / TICK_HOG_READ_NS + 1);
 
 	/* It sleeps: interactive again, with the kernel's slice back, and
 	 * it waits boosted for nothing (no one runs on its CPU). */
 	CHECK_EQ(a->slice_ns, rr_slice_ns(fk.loop));
 	fk_set_state(&fk, 100, 'S', 0);
-	fk_tick(&fk, 10 * MS);
+	/* A settled hog is read less often: its sleep is seen that late. */
+	CHECK(fk_tick_until_read(&fk, 100, 10 * MS) < TICK_HOG_READ_NS + 10 * MS);
 	v = fk_view(&fk, 100);
 	CHECK(!v.found);
 	CHECK(!v.hog);
@@ -132,7 +141,7 @@ static void test_contention_comes_and_goes(void)
 	fk_set_state(&fk, 100, 'S', 0);
 	for (int i = 0; i < 6; i++)
 		fk_set_state(&fk, s[i], 'R', 300);
-	fk_tick(&fk, 2 * MS);
+	CHECK(fk_tick_until_read(&fk, 100, 2 * MS) < TICK_HOG_READ_NS + 2 * MS);
 	fk_tick(&fk, 2 * MS);
 	for (int i = 0; i < 6; i++) {
 		CHECK_EQ(fk_get(&fk, s[i])->boost_prio, 0);
@@ -289,7 +298,7 @@ static void test_hog_nice(void)
 	CHECK_EQ(a->calls[FK_NICE], 1);
 
 	fk_set_state(&fk, 100, 'S', 0);
-	fk_tick(&fk, 10 * MS);
+	CHECK(fk_tick_until_read(&fk, 100, 10 * MS) < TICK_HOG_READ_NS + 10 * MS);
 	CHECK(!fk_view(&fk, 100).hog);
 	CHECK_EQ(a->tt.nice, 5);
 	CHECK_EQ(a->calls[FK_NICE], 2);
