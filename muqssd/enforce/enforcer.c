@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inherit_repair.h"
 #include "log.h"
 #include "sched_attr.h"
 #include "state_dir.h"
@@ -310,7 +311,10 @@ int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, boo
 	return 1;
 }
 
-int enforce_release(struct enforcer *e, const struct enforce_target *target)
+/* With inherit, what the task's offspring may have inherited from it is
+ * noted for inherit_repair_run(). */
+static int release(struct enforcer *e, const struct enforce_target *target,
+		   struct inherit_repair *inherit)
 {
 	struct enforce_task *t = enforcer_find(e, target->tid);
 	struct state_record rec;
@@ -328,6 +332,8 @@ int enforce_release(struct enforcer *e, const struct enforce_target *target)
 	/* Live, we know whether it is stopped now; the record only "ever". */
 	rec = t->rec;
 	rec.stopped = t->stopped;
+	if (inherit && rec.created_ns)
+		(void)inherit_repair_note(inherit, &rec, inherit_since_ticks(rec.created_ns));
 	r = task_restore(&rec, e->slice_supported, e->default_slice_ns);
 	q = state_remove(e->dir_fd, t->rec.tid);
 	if (q < 0)
@@ -335,6 +341,11 @@ int enforce_release(struct enforcer *e, const struct enforce_target *target)
 				  (int)t->rec.tid);
 	task_unlink(e, t);
 	return r;
+}
+
+int enforce_release(struct enforcer *e, const struct enforce_target *target)
+{
+	return release(e, target, NULL);
 }
 
 void enforce_forget(struct enforcer *e, pid_t tid)
@@ -347,8 +358,16 @@ void enforce_forget(struct enforcer *e, pid_t tid)
 	task_unlink(e, t);
 }
 
+/* On our way out. A task may fork between the last fork event we read
+ * and its own restore here, and the child inherits our pin, SCHED_IDLE
+ * or slice with no record and no event read: so, as a restore after a
+ * crash does, each task's offspring are repaired once all are back (the
+ * crash drill left one pinned about once in five runs). */
 int enforcer_restore_all(struct enforcer *e)
 {
+	struct inherit_repair inherit = { .slice_supported = e->slice_supported,
+					  .default_slice_ns = e->default_slice_ns };
+	unsigned repaired;
 	int ret = 0, ag;
 
 	for (size_t i = 0; i < ENFORCE_BUCKETS; i++)
@@ -359,11 +378,15 @@ int enforcer_restore_all(struct enforcer *e)
 				.tgid = t->rec.tgid,
 				.start_time = t->rec.start_time,
 			};
-			int r = enforce_release(e, &target);
+			int r = release(e, &target, &inherit);
 
 			if (r < 0 && r != -ESRCH && ret == 0)
 				ret = r;
 		}
+	repaired = inherit_repair_run(&inherit);
+	if (repaired)
+		log_info("put back %u task(s) that had inherited a pin, SCHED_IDLE or a slice "
+			 "as we stopped", repaired);
 	ag = autogroup_restore(e->dir_fd);
 	return ret ? ret : ag;
 }

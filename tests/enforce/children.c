@@ -52,6 +52,82 @@ pid_t child_spawn(bool spin, unsigned secs)
 	return pid;
 }
 
+/* Each SIGUSR1 forks a grandchild that sleeps, and dies with it. */
+static void forker_main(unsigned secs)
+{
+	sigset_t usr1;
+	int sig;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	for (;;) {
+		if (sigwait(&usr1, &sig) != 0)
+			continue;
+		if (fork() == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			alarm(secs);
+			for (;;)
+				pause();
+		}
+	}
+}
+
+pid_t child_spawn_forker(unsigned secs)
+{
+	int closed[2];
+	sigset_t usr1, old;
+	pid_t pid;
+	size_t i;
+	char c;
+
+	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
+		;
+	check(i < MAX_CHILDREN);
+	check(pipe2(closed, O_CLOEXEC) == 0);
+	/* Blocked before the fork: a SIGUSR1 sent at once is not fatal. */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	check(sigprocmask(SIG_BLOCK, &usr1, &old) == 0);
+	pid = fork();
+	check(pid >= 0);
+	if (pid == 0) {
+		close_range(3, ~0u, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(secs);
+		forker_main(secs);
+	}
+	check(sigprocmask(SIG_SETMASK, &old, NULL) == 0);
+	close(closed[1]);
+	while (read(closed[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(closed[0]);
+	children[i] = pid;
+	return pid;
+}
+
+pid_t child_fork_grandchild(pid_t forker)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	check(kill(forker, SIGUSR1) == 0);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)forker, (int)forker);
+	for (int tries = 0; tries < 1000; tries++) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		check(fd >= 0);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = '\0';
+			return (pid_t)atoi(buf);
+		}
+		usleep(1000);
+	}
+	check(!"the grandchild was never forked");
+	return -1;
+}
+
 void child_kill(pid_t pid)
 {
 	for (size_t i = 0; i < MAX_CHILDREN; i++)

@@ -9,6 +9,12 @@
 /* A child that spins (spin) or sleeps, dying on its own after secs and
  * with its parent. */
 pid_t child_spawn(bool spin, unsigned secs);
+/* A child that sleeps and forks a grandchild at each
+ * child_fork_grandchild(); both die on their own after secs, and with
+ * their parent. */
+pid_t child_spawn_forker(unsigned secs);
+/* Makes forker fork its first grandchild; returns the grandchild's pid. */
+pid_t child_fork_grandchild(pid_t forker);
 /* SIGCONT + SIGKILL + reap, for one child or all that are left. */
 void child_kill(pid_t pid);
 void children_kill_all(void);
