@@ -25,6 +25,7 @@ struct daemon_counters {
 	uint64_t ticks;
 	uint64_t ticks_over_bound;	/* late or long past the deadman's bound */
 	uint64_t deadman_trips;
+	uint64_t loop_cmdline_reads;	/* a rule's, on the loop thread */
 };
 
 struct daemon {

@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "log.h"
 #include "procfs.h"
@@ -20,6 +21,9 @@ int daemon_rules_load(struct daemon *d)
 		return log_error_errno(ret, "cannot load rules from %s: %m", d->config.rules_dir);
 	rules_free(d->rules);
 	d->rules = r;
+	/* Off the loop, with the stat of each new program. */
+	if (d->tracker)
+		tracker_set_read_cmdline(d->tracker, rules_fields(r) & RULE_MATCH_CMDLINE);
 	log_info("%zu rules loaded from %s", r ? rules_count(r) : 0, d->config.rules_dir);
 	return 0;
 }
@@ -29,10 +33,24 @@ void daemon_rules_free(struct daemon *d)
 	d->rules = rules_free(d->rules);
 }
 
-static void read_cmdline(pid_t pid, char *buf, size_t size)
+/* The command line the tracker read off the loop with the task's fork or
+ * exec; else (a scan, a comm change, a read taken on the loop) read
+ * here, which may wait on the task's mmap lock. */
+static void read_cmdline(struct daemon *d, const struct tracked_task *tt, char *buf, size_t size)
 {
-	ssize_t n = procfs_read_cmdline(pid, buf, size);
+	const char *read;
+	size_t len = 0;
+	ssize_t n;
 
+	read = tracker_event_cmdline(d->tracker, tt, &len);
+	if (read) {
+		n = (ssize_t)(len < size ? len : size - 1);
+		memcpy(buf, read, (size_t)n);
+		buf[n] = '\0';
+	} else {
+		d->counters.loop_cmdline_reads++;
+		n = procfs_read_cmdline(tt->tgid, buf, size);
+	}
 	if (n > 0)
 		rules_cmdline_join(buf, (size_t)n);
 	else
@@ -53,9 +71,10 @@ static void read_cgroup(pid_t pid, char *buf, size_t size)
 
 /* The rule that matches tt's process, or NULL. Only main threads are
  * matched; other threads follow their process's class. The command line
- * and the cgroup are read only when a rule needs them to decide: reading
+ * and the cgroup are read only when a rule needs them to decide. Reading
  * cmdline takes the task's mmap lock, which a task that just exec'd
- * takes for write at each mmap while it loads its libraries. */
+ * takes for write at each mmap while it loads its libraries: so at a
+ * fork or an exec the tracker's stat readers have read it already. */
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt)
 {
 	char cmdline[4096] = "", cgroup[4096] = "";
@@ -71,7 +90,7 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 	};
 	need = rules_lazy_fields(d->rules, &s);
 	if (need & RULE_MATCH_CMDLINE)
-		read_cmdline(tt->tgid, cmdline, sizeof(cmdline));
+		read_cmdline(d, tt, cmdline, sizeof(cmdline));
 	if (need & RULE_MATCH_CGROUP)
 		read_cgroup(tt->tgid, cgroup, sizeof(cgroup));
 	s.cmdline = cmdline[0] ? cmdline : NULL;

@@ -334,6 +334,15 @@ unsigned rules_lazy_fields(const struct rules *r, const struct rule_subject *s)
 	return need;
 }
 
+unsigned rules_fields(const struct rules *r)
+{
+	unsigned all = 0;
+
+	for (size_t i = 0; r && i < r->n_rules; i++)
+		all |= r->rules[i].match;
+	return all;
+}
+
 bool rule_matches(const struct rule *rule, const struct rule_subject *s)
 {
 	if (!eager_matches(rule, s))

@@ -85,6 +85,8 @@ const struct rule *rules_match(const struct rules *r, const struct rule_subject 
 /* Which of RULES_LAZY some rule still needs to decide s, given its comm,
  * exe and uid: the caller reads only those, and most programs need none. */
 unsigned rules_lazy_fields(const struct rules *r, const struct rule_subject *s);
+/* Every RULE_MATCH_* some rule uses. */
+unsigned rules_fields(const struct rules *r);
 /* Whether one rule matches s. */
 bool rule_matches(const struct rule *rule, const struct rule_subject *s);
 

@@ -16,12 +16,21 @@ static int gone(int e)
 
 ssize_t procfs_read_file(const char *path, char *buf, size_t size)
 {
-	size_t len = 0;
+	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return gone(errno);
+	n = procfs_read_fd(fd, buf, size);
+	close(fd);
+	return n;
+}
+
+ssize_t procfs_read_fd(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+
 	/* A /proc seq file hands over all it has, up to the space given:
 	 * a short read is the end, no second read() needed to see EOF. */
 	while (len + 1 < size) {
@@ -33,14 +42,12 @@ ssize_t procfs_read_file(const char *path, char *buf, size_t size)
 
 			if (e == EINTR)
 				continue;
-			close(fd);
 			return gone(e);
 		}
 		len += (size_t)n;
 		if ((size_t)n < want)
 			break;
 	}
-	close(fd);
 	buf[len] = '\0';
 	return (ssize_t)len;
 }

@@ -12,6 +12,8 @@
 
 /* Reads a whole small file into buf, NUL-terminated. Returns its length. */
 ssize_t procfs_read_file(const char *path, char *buf, size_t size);
+/* The same from an open fd, from where it stands; the fd stays open. */
+ssize_t procfs_read_fd(int fd, char *buf, size_t size);
 
 /* /proc/<pid>/cmdline, its NULs kept; a kernel thread's is empty. Reads
  * the process's memory: never call it on a task that may be mid-exec. */

@@ -18,7 +18,7 @@
 #define MAX_THREADS 4
 
 struct job {
-	int fd;
+	int fd, cmdline_fd;
 	struct stat_result res;
 };
 
@@ -57,6 +57,22 @@ static unsigned ring_pop(struct ring *r)
 	return i;
 }
 
+static void read_cmdline(struct job *job)
+{
+	char *buf = malloc(STAT_WORKER_CMDLINE_MAX);
+	ssize_t n;
+
+	if (!buf)
+		return;
+	n = procfs_read_fd(job->cmdline_fd, buf, STAT_WORKER_CMDLINE_MAX);
+	if (n <= 0) {
+		free(buf);
+		return;
+	}
+	job->res.cmdline = buf;
+	job->res.cmdline_len = (size_t)n;
+}
+
 static void *worker_main(void *arg)
 {
 	struct stat_worker *w = arg;
@@ -89,6 +105,11 @@ static void *worker_main(void *arg)
 		job->res.r = procfs_stat_read(job->fd, &job->res.st);
 		close(job->fd);
 		job->fd = -1;
+		if (job->cmdline_fd >= 0) {
+			read_cmdline(job);
+			close(job->cmdline_fd);
+			job->cmdline_fd = -1;
+		}
 
 		pthread_mutex_lock(&w->lock);
 		/* Results not yet drained have woken the loop already. */
@@ -114,8 +135,10 @@ unsigned stat_worker_drain(struct stat_worker *w)
 	}
 	pthread_mutex_unlock(&w->lock);
 	/* Outside the lock: done may submit again. */
-	for (unsigned k = 0; k < n; k++)
+	for (unsigned k = 0; k < n; k++) {
 		w->done_cb(&res[k], w->userdata);
+		free(res[k].cmdline);
+	}
 	return n;
 }
 
@@ -132,6 +155,12 @@ static int on_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 
 int stat_worker_submit(struct stat_worker *w, int fd, pid_t tid, uint64_t cookie)
 {
+	return stat_worker_submit_cmdline(w, fd, -1, tid, cookie);
+}
+
+int stat_worker_submit_cmdline(struct stat_worker *w, int fd, int cmdline_fd, pid_t tid,
+			       uint64_t cookie)
+{
 	unsigned i;
 
 	pthread_mutex_lock(&w->lock);
@@ -140,7 +169,8 @@ int stat_worker_submit(struct stat_worker *w, int fd, pid_t tid, uint64_t cookie
 		return -EAGAIN;
 	}
 	i = ring_pop(&w->free);
-	w->jobs[i] = (struct job){ .fd = fd, .res = { .tid = tid, .cookie = cookie } };
+	w->jobs[i] = (struct job){ .fd = fd, .cmdline_fd = cmdline_fd,
+				   .res = { .tid = tid, .cookie = cookie } };
 	ring_push(&w->queued, i);
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
@@ -199,7 +229,7 @@ int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
 	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&w->wake, NULL);
 	for (unsigned i = 0; i < STAT_WORKER_JOBS; i++) {
-		w->jobs[i].fd = -1;
+		w->jobs[i].fd = w->jobs[i].cmdline_fd = -1;
 		ring_push(&w->free, i);
 	}
 	w->done_cb = done;
@@ -237,8 +267,16 @@ struct stat_worker *stat_worker_free(struct stat_worker *w)
 	pthread_mutex_unlock(&w->lock);
 	for (unsigned i = 0; i < w->nthreads; i++)
 		pthread_join(w->threads[i], NULL);
-	while (w->queued.count)
-		close(w->jobs[ring_pop(&w->queued)].fd);
+	while (w->queued.count) {
+		struct job *job = &w->jobs[ring_pop(&w->queued)];
+
+		close(job->fd);
+		if (job->cmdline_fd >= 0)
+			close(job->cmdline_fd);
+	}
+	/* Finished, never drained: their command lines. */
+	while (w->done.count)
+		free(w->jobs[ring_pop(&w->done)].res.cmdline);
 	sd_event_source_disable_unref(w->source);
 	if (w->efd >= 0)
 		close(w->efd);

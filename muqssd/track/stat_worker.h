@@ -11,7 +11,11 @@
  * The queue is fixed in size: submitting to a full one fails at once, and
  * the caller decides what to do. Results come back in the order the reads
  * finish, not the order they were asked for: a read that hangs holds up
- * its own worker only. */
+ * its own worker only.
+ *
+ * A read may take the task's command line too, through a second fd: it
+ * takes the task's mmap lock, which a program just exec'd takes for write
+ * at each mmap while it loads its libraries. */
 #pragma once
 
 #include <stdint.h>
@@ -29,7 +33,14 @@ struct stat_result {
 	uint64_t cookie;	/* the caller's, as given */
 	int r;			/* 0, -ESRCH when the task is gone, -errno, -EINVAL */
 	struct procfs_stat st;	/* when r is 0 */
+	/* With a cmdline fd: its bytes (NULs kept, NUL-terminated), or NULL
+	 * when it could not be read. Freed once done returns. */
+	char *cmdline;
+	size_t cmdline_len;
 };
+
+/* What a command line read may hold; the rest is cut. */
+#define STAT_WORKER_CMDLINE_MAX 4096
 
 typedef void (*stat_worker_done_func_t)(const struct stat_result *res, void *userdata);
 
@@ -46,6 +57,10 @@ int stat_worker_new(struct stat_worker **ret, sd_event *event, int64_t priority,
  * when the queue is full: fd is still the caller's. Never blocks on a
  * read in progress. */
 int stat_worker_submit(struct stat_worker *w, int fd, pid_t tid, uint64_t cookie);
+/* The same, and reads cmdline_fd (a /proc cmdline file) after the stat;
+ * the worker owns and closes both. */
+int stat_worker_submit_cmdline(struct stat_worker *w, int fd, int cmdline_fd, pid_t tid,
+			       uint64_t cookie);
 /* Runs done for every read finished so far, now. Returns how many. */
 unsigned stat_worker_drain(struct stat_worker *w);
 /* Waits for the reads in progress (a read of a task mid-exec ends when its

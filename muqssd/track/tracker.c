@@ -375,6 +375,20 @@ uint64_t tracker_event_ns(const struct tracker *t)
 	return t->event_ns;
 }
 
+void tracker_set_read_cmdline(struct tracker *t, bool on)
+{
+	t->read_cmdline = on;
+}
+
+const char *tracker_event_cmdline(const struct tracker *t, const struct tracked_task *task,
+				  size_t *len)
+{
+	if (!t->event_cmdline || t->event_cmdline_tid != task->tid)
+		return NULL;
+	*len = t->event_cmdline_len;
+	return t->event_cmdline;
+}
+
 uint64_t tracker_events(const struct tracker *t)
 {
 	return t->events;

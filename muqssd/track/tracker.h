@@ -141,6 +141,15 @@ struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid);
  * fork or exec event behind it (CLOCK_MONOTONIC ns); 0 for a task or a
  * rename found by a scan, a comm change, and outside callbacks. */
 uint64_t tracker_event_ns(const struct tracker *t);
+/* With on, a process's command line is read with its stat off the loop
+ * thread, at its fork and at its exec (reading it takes the mmap lock of
+ * a program that may be loading its libraries). Off by default. */
+void tracker_set_read_cmdline(struct tracker *t, bool on);
+/* In task_new and task_exec: the command line read with the task's stat
+ * (NULs kept), or NULL when none was (a thread, a scan, a comm change, a
+ * read taken on the loop). len gets its length. */
+const char *tracker_event_cmdline(const struct tracker *t, const struct tracked_task *task,
+				  size_t *len);
 /* The executable of the task's process; NULL when unknown. */
 const char *tracker_task_exe(const struct tracked_task *task);
 /* Rereads state, nice, policy, last CPU (stat) and CPU and wait time

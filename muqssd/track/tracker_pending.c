@@ -53,21 +53,27 @@ bool tracker_proc_known(struct tracker *t, pid_t tgid)
 	return tidmap_get(&t->procs, tgid) || (p && p->add && p->parent_in);
 }
 
-/* Off the waiting list; its fd is the caller's to close or pass on. */
-static int deferred_take(struct tracker *t, struct tracker_pending *p)
+/* Off the waiting list; its fds are the caller's to close or pass on. */
+static void deferred_take(struct tracker *t, struct tracker_pending *p)
 {
-	int fd = p->deferred_fd;
-
 	TAILQ_REMOVE(&t->deferred, p, deferred_link);
 	t->ndeferred--;
-	p->deferred_fd = -1;
-	return fd;
+	p->deferred_fd = p->deferred_cmdline_fd = -1;
+}
+
+static void close_fds(int fd, int cmdline_fd)
+{
+	close(fd);
+	if (cmdline_fd >= 0)
+		close(cmdline_fd);
 }
 
 static void undefer(struct tracker *t, struct tracker_pending *p)
 {
-	if (p->deferred_fd >= 0)
-		close(deferred_take(t, p));
+	if (p->deferred_fd >= 0) {
+		close_fds(p->deferred_fd, p->deferred_cmdline_fd);
+		deferred_take(t, p);
+	}
 }
 
 /* Hands waiting reads to the worker while its queue has room. */
@@ -76,9 +82,10 @@ static void submit_deferred(struct tracker *t)
 	struct tracker_pending *p;
 
 	while (t->reader && (p = TAILQ_FIRST(&t->deferred))) {
-		if (stat_worker_submit(t->reader, p->deferred_fd, p->tid, p->cookie) < 0)
+		if (stat_worker_submit_cmdline(t->reader, p->deferred_fd, p->deferred_cmdline_fd,
+					       p->tid, p->cookie) < 0)
 			return;
-		(void)deferred_take(t, p); /* the fd is the worker's now */
+		deferred_take(t, p); /* the fds are the worker's now */
 	}
 }
 
@@ -108,7 +115,7 @@ struct tracker_pending *tracker_pending_new(struct tracker *t, pid_t tid, pid_t 
 	p->tid = tid;
 	p->tgid = tgid;
 	p->add = add;
-	p->deferred_fd = -1;
+	p->deferred_fd = p->deferred_cmdline_fd = -1;
 	TAILQ_INSERT_TAIL(&t->pending_list, p, link);
 	return p;
 }
@@ -229,8 +236,8 @@ static struct tracked_task *complete_exec(struct tracker *t, struct tracker_pend
 	return task;
 }
 
-static void complete(struct tracker *t, struct tracker_pending *p, int r,
-		     const struct procfs_stat *read)
+static void complete_read(struct tracker *t, struct tracker_pending *p, int r,
+			  const struct procfs_stat *read)
 {
 	struct tracked_task *task;
 	struct procfs_stat st;
@@ -259,6 +266,18 @@ static void complete(struct tracker *t, struct tracker_pending *p, int r,
 	tracker_pending_drop(t, p);
 }
 
+/* The command line read with the stat is the callbacks' (task_new from
+ * complete_add, task_exec) while the result is applied. */
+static void complete(struct tracker *t, struct tracker_pending *p, int r,
+		     const struct procfs_stat *read, const char *cmdline, size_t cmdline_len)
+{
+	t->event_cmdline = cmdline;
+	t->event_cmdline_len = cmdline_len;
+	t->event_cmdline_tid = p->tid;
+	complete_read(t, p, r, read);
+	t->event_cmdline = NULL;
+}
+
 static void on_read(const struct stat_result *res, void *userdata)
 {
 	struct tracker *t = userdata;
@@ -269,13 +288,13 @@ static void on_read(const struct stat_result *res, void *userdata)
 	/* Dropped (an exit, an exec that killed it) or asked again since. */
 	if (!p || p->cookie != res->cookie)
 		return;
-	complete(t, p, res->r, &res->st);
+	complete(t, p, res->r, &res->st, res->cmdline, res->cmdline_len);
 }
 
 void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 {
 	struct procfs_stat st;
-	int fd, r;
+	int fd, cmdline_fd = -1, r;
 
 	p->cookie = ++t->cookies;
 	/* The new read is taken after every event so far. */
@@ -283,29 +302,35 @@ void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 	undefer(t, p);
 	fd = procfs_task_open(p->tgid, p->tid, "stat");
 	if (fd < 0) {
-		complete(t, p, fd, NULL);
+		complete(t, p, fd, NULL, NULL, 0);
 		return;
 	}
+	/* Rules match processes: a thread's is its process's. Opening it
+	 * takes no lock of the task's; reading it does. */
+	if (t->read_cmdline && p->tid == p->tgid)
+		cmdline_fd = procfs_task_open(p->tgid, p->tid, "cmdline");
 	if (t->reader) {
 		/* Behind the ones already waiting, so they keep their order. */
 		if (TAILQ_EMPTY(&t->deferred) &&
-		    stat_worker_submit(t->reader, fd, p->tid, p->cookie) == 0)
+		    stat_worker_submit_cmdline(t->reader, fd, cmdline_fd, p->tid, p->cookie) == 0)
 			return;
 		if (t->ndeferred < DEFERRED_MAX) {
 			if (TAILQ_EMPTY(&t->deferred))
 				log_debug("stat reader's queue full: reads wait for room");
 			p->deferred_fd = fd;
+			p->deferred_cmdline_fd = cmdline_fd;
 			TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
 			t->ndeferred++;
 			t->deferred_reads++;
 			return;
 		}
 	}
-	/* No worker (at exit), or a storm past what may wait: read here. */
+	/* No worker (at exit), or a storm past what may wait: read here,
+	 * the stat only (a rule reads the command line if it must). */
 	t->loop_stat_reads++;
 	r = procfs_stat_read(fd, &st);
-	close(fd);
-	complete(t, p, r, &st);
+	close_fds(fd, cmdline_fd);
+	complete(t, p, r, &st, NULL, 0);
 }
 
 void tracker_pending_flush(struct tracker *t)

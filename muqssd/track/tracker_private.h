@@ -45,7 +45,7 @@ struct tracker_pending {
 	uint64_t fork_ns;	/* add: the fork event's time; 0 when none */
 	uint64_t exec_ns;	/* an exec to apply once read; 0 when none */
 	/* Opened, waiting for room in the reader's queue; -1 otherwise. */
-	int deferred_fd;
+	int deferred_fd, deferred_cmdline_fd;
 	TAILQ_ENTRY(tracker_pending) link;
 	TAILQ_ENTRY(tracker_pending) deferred_link;
 };
@@ -105,6 +105,11 @@ struct tracker {
 
 	uint32_t generation;	/* of rescans; wraps, only compared */
 	uint64_t event_ns;	/* see tracker_event_ns() */
+	bool read_cmdline;	/* see tracker_set_read_cmdline() */
+	/* While a read's result is applied: the command line read with it. */
+	pid_t event_cmdline_tid;
+	const char *event_cmdline;
+	size_t event_cmdline_len;
 	uint64_t lost_recoveries;
 	uint64_t events;
 	/* For the silence check at each reconciliation. */

@@ -3,7 +3,9 @@
 by comm runs SCHED_IDLE (IDLEPRIO) and goes back when muqssd stops; one
 matched by its command line, and one by its cgroup (a cgroup2 group the
 test makes), are batch. The cmdline and cgroup are read only for programs
-a rule could need them for, so these two prove that reading happens."""
+a rule could need them for, so these two prove that reading happens. A
+program's command line is read off the loop thread, with its stat at its
+fork and exec: the start-up scan aside, the loop reads none itself."""
 
 import atexit
 import json
@@ -69,6 +71,14 @@ def main():
     try:
         d = Daemon(scope.root.pid, tmp, config=conf)
 
+        def loop_cmdline_reads():
+            status = json.loads(d.ctl("--json", "status").stdout)
+            return status["tracking"]["cmdline_reads_on_loop"]
+
+        # After the start-up scan, which reads on the loop: nothing runs
+        # boosted yet.
+        reads_at_start = loop_cmdline_reads()
+
         def classes():
             tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
             by_tid = {t["tid"]: t["class"] for t in tasks}
@@ -86,6 +96,11 @@ def main():
             print(("ok: " if ok else "FAIL: ") + f"hog {arg} is {cls}")
             if not ok:
                 failed.append(f"hog {arg}: {got.get(arg)}, not {cls}")
+        reads = loop_cmdline_reads() - reads_at_start
+        print(("ok: " if reads == 0 else "FAIL: ") +
+              f"{reads} command lines read on the loop after the start-up scan")
+        if reads:
+            failed.append(f"{reads} command lines read on the loop thread")
         hog = hogs_by_arg(scope, want).get("20")
         policy = hog and task_sched(hog)[1]
         if policy != "idle":

@@ -1,10 +1,12 @@
 /* The stat worker: a read that hangs (a pipe with no writer's data stands
  * in for /proc/<pid>/stat of a task mid-exec) never holds the submitting
  * thread, and other reads still come back while it hangs; a full queue
- * refuses at once; a real stat file parses; freeing closes queued fds. */
+ * refuses at once; a real stat file parses; freeing closes queued fds; a
+ * command line comes back with its stat, NULs kept. */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +166,62 @@ static void test_real_stat(sd_event *e)
 	stat_worker_free(w);
 }
 
+static char seen_cmdline[64];
+static size_t seen_cmdline_len;
+static bool seen_cmdline_set;
+
+/* The command line is the worker's until done returns: copied here. */
+static void on_done_cmdline(const struct stat_result *res, void *userdata)
+{
+	on_done(res, userdata);
+	seen_cmdline_set = res->cmdline != NULL;
+	seen_cmdline_len = 0;
+	if (res->cmdline) {
+		assert(res->cmdline_len < sizeof(seen_cmdline));
+		assert(res->cmdline[res->cmdline_len] == '\0');
+		memcpy(seen_cmdline, res->cmdline, res->cmdline_len);
+		seen_cmdline_len = res->cmdline_len;
+	}
+}
+
+/* A pipe's read end holding len bytes, NULs and all. */
+static int pipe_bytes(const char *bytes, size_t len)
+{
+	int p[2];
+
+	assert(pipe2(p, O_CLOEXEC) == 0);
+	assert(write(p[1], bytes, len) == (ssize_t)len);
+	close(p[1]);
+	return p[0];
+}
+
+/* With a cmdline fd the result carries its bytes, NULs kept; without
+ * one, or from an empty file (a kernel thread's), none. */
+static void test_cmdline(sd_event *e)
+{
+	static const char ARGV[] = "hog\0" "21\0";
+	struct stat_worker *w;
+
+	nresults = 0;
+	assert(stat_worker_new(&w, e, 0, 1, 0, on_done_cmdline, NULL) == 0);
+	assert(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL),
+					  pipe_bytes(ARGV, sizeof(ARGV) - 1), 4242, 1) == 0);
+	run_until(e, 1, 10000);
+	assert(result_of(1) && result_of(1)->r == 0);
+	assert(seen_cmdline_set && seen_cmdline_len == sizeof(ARGV) - 1);
+	assert(memcmp(seen_cmdline, ARGV, sizeof(ARGV) - 1) == 0);
+
+	assert(stat_worker_submit(w, pipe_with(STAT_LINE, NULL), 4242, 2) == 0);
+	run_until(e, 2, 10000);
+	assert(result_of(2) && result_of(2)->r == 0 && !seen_cmdline_set);
+
+	assert(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL), pipe_bytes("", 0), 4242,
+					  3) == 0);
+	run_until(e, 3, 10000);
+	assert(result_of(3) && result_of(3)->r == 0 && !seen_cmdline_set);
+	stat_worker_free(w);
+}
+
 int main(void)
 {
 	sd_event *e;
@@ -172,6 +230,7 @@ int main(void)
 	test_hang_does_not_block(e);
 	test_full_queue(e);
 	test_real_stat(e);
+	test_cmdline(e);
 	sd_event_unref(e);
 	printf("ok\n");
 	return 0;
