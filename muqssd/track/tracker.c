@@ -129,12 +129,13 @@ int tracker_start(struct tracker *t)
 		r = tracker_attach_connector(t);
 		if (r < 0)
 			return r;
-		/* Without it, new tasks are read on the loop thread, as before. */
-		r = tracker_pending_start(t);
-		if (r < 0)
-			log_warning_errno(r, "cannot start the stat readers, reading new tasks on "
-					  "the loop, ignoring: %m");
 	}
+	/* Polling too: its scans' stat reads go to them. Without them, new
+	 * tasks are read on the loop thread, as before. */
+	r = tracker_pending_start(t);
+	if (r < 0)
+		log_warning_errno(r, "cannot start the stat readers, reading new tasks on "
+				  "the loop, ignoring: %m");
 	r = tracker_arm_timers(t);
 	if (r < 0)
 		return r;

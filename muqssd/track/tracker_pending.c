@@ -23,8 +23,11 @@
  * the task (the reason for the worker), and never dropped, which would lose
  * the task for good under --scope-pid if its parent exits before the next
  * scan. A storm that outruns the workers is still tracked exactly, later.
- * Past DEFERRED_MAX waiting reads, a read is taken on the loop, as before
- * the wait: each waiting read holds an fd. */
+ * Past DEFERRED_MAX waiting reads, which hold an fd each, a read waits
+ * with its files not yet opened, and they are opened when it reaches the
+ * reader: its task's exit event drops it meanwhile, as it drops any. So a
+ * scan, which hands the reader every thread it verifies (polling: all of
+ * them, every 250 ms), never reads on the loop either. */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -53,39 +56,87 @@ bool tracker_proc_known(struct tracker *t, pid_t tgid)
 	return tidmap_get(&t->procs, tgid) || (p && p->add && p->parent_in);
 }
 
-/* Off the waiting list; its fds are the caller's to close or pass on. */
+static void complete(struct tracker *t, struct tracker_pending *p, int r,
+		     const struct procfs_stat *read, const char *cmdline, size_t cmdline_len);
+
+/* Off the waiting list; its fds, if open, are the caller's to close or
+ * pass on. */
 static void deferred_take(struct tracker *t, struct tracker_pending *p)
 {
 	TAILQ_REMOVE(&t->deferred, p, deferred_link);
 	t->ndeferred--;
+	if (p->deferred_fd >= 0)
+		t->ndeferred_open--;
+	p->deferred = false;
 	p->deferred_fd = p->deferred_cmdline_fd = -1;
+}
+
+/* At the tail, or the head (head: back where it was). */
+static void defer(struct tracker *t, struct tracker_pending *p, int fd, int cmdline_fd, bool head)
+{
+	if (TAILQ_EMPTY(&t->deferred))
+		log_debug("stat reader's queue full: reads wait for room");
+	p->deferred = true;
+	p->deferred_fd = fd;
+	p->deferred_cmdline_fd = fd >= 0 ? cmdline_fd : -1;
+	if (head)
+		TAILQ_INSERT_HEAD(&t->deferred, p, deferred_link);
+	else
+		TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
+	t->ndeferred++;
+	if (fd >= 0)
+		t->ndeferred_open++;
 }
 
 static void close_fds(int fd, int cmdline_fd)
 {
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	if (cmdline_fd >= 0)
 		close(cmdline_fd);
 }
 
 static void undefer(struct tracker *t, struct tracker_pending *p)
 {
-	if (p->deferred_fd >= 0) {
+	if (p->deferred) {
 		close_fds(p->deferred_fd, p->deferred_cmdline_fd);
 		deferred_take(t, p);
 	}
 }
 
-/* Hands waiting reads to the worker while its queue has room. */
+/* Opens what the read takes: stat, and a main thread's cmdline when a
+ * rule needs it (opening takes no lock of the task's; reading does).
+ * Returns 0, or -ESRCH or -errno from stat's open. */
+static int open_files(struct tracker *t, const struct tracker_pending *p, int *fd,
+		      int *cmdline_fd)
+{
+	*cmdline_fd = -1;
+	*fd = procfs_task_open(p->tgid, p->tid, "stat");
+	if (*fd < 0)
+		return *fd;
+	if (t->read_cmdline && p->tid == p->tgid)
+		*cmdline_fd = procfs_task_open(p->tgid, p->tid, "cmdline");
+	return 0;
+}
+
+/* Hands waiting reads to the worker while its queue has room, opening
+ * those that wait unopened. */
 static void submit_deferred(struct tracker *t)
 {
 	struct tracker_pending *p;
 
 	while (t->reader && (p = TAILQ_FIRST(&t->deferred))) {
-		if (stat_worker_submit_cmdline(t->reader, p->deferred_fd, p->deferred_cmdline_fd,
-					       p->tid, p->cookie) < 0)
+		int fd = p->deferred_fd, cmdline_fd = p->deferred_cmdline_fd, r;
+
+		deferred_take(t, p);
+		if (fd < 0 && (r = open_files(t, p, &fd, &cmdline_fd)) < 0) {
+			complete(t, p, r, NULL, NULL, 0); /* may read again: from the top */
+			continue;
+		}
+		if (stat_worker_submit_cmdline(t->reader, fd, cmdline_fd, p->tid, p->cookie) < 0) {
+			defer(t, p, fd, cmdline_fd, true);
 			return;
-		deferred_take(t, p); /* the fds are the worker's now */
+		}
 	}
 }
 
@@ -294,39 +345,34 @@ static void on_read(const struct stat_result *res, void *userdata)
 void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 {
 	struct procfs_stat st;
-	int fd, cmdline_fd = -1, r;
+	int fd, cmdline_fd, r;
 
 	p->cookie = ++t->cookies;
 	/* The new read is taken after every event so far. */
 	p->comm_set = p->sid_set = false;
 	undefer(t, p);
-	fd = procfs_task_open(p->tgid, p->tid, "stat");
-	if (fd < 0) {
-		complete(t, p, fd, NULL, NULL, 0);
+	if (t->reader && t->ndeferred_open >= DEFERRED_MAX) {
+		/* Its files are opened when it reaches the reader. */
+		defer(t, p, -1, -1, false);
+		t->deferred_reads++;
 		return;
 	}
-	/* Rules match processes: a thread's is its process's. Opening it
-	 * takes no lock of the task's; reading it does. */
-	if (t->read_cmdline && p->tid == p->tgid)
-		cmdline_fd = procfs_task_open(p->tgid, p->tid, "cmdline");
+	r = open_files(t, p, &fd, &cmdline_fd);
+	if (r < 0) {
+		complete(t, p, r, NULL, NULL, 0);
+		return;
+	}
 	if (t->reader) {
 		/* Behind the ones already waiting, so they keep their order. */
 		if (TAILQ_EMPTY(&t->deferred) &&
 		    stat_worker_submit_cmdline(t->reader, fd, cmdline_fd, p->tid, p->cookie) == 0)
 			return;
-		if (t->ndeferred < DEFERRED_MAX) {
-			if (TAILQ_EMPTY(&t->deferred))
-				log_debug("stat reader's queue full: reads wait for room");
-			p->deferred_fd = fd;
-			p->deferred_cmdline_fd = cmdline_fd;
-			TAILQ_INSERT_TAIL(&t->deferred, p, deferred_link);
-			t->ndeferred++;
-			t->deferred_reads++;
-			return;
-		}
+		defer(t, p, fd, cmdline_fd, false);
+		t->deferred_reads++;
+		return;
 	}
-	/* No worker (at exit), or a storm past what may wait: read here,
-	 * the stat only (a rule reads the command line if it must). */
+	/* No worker (at exit): read here, the stat only (a rule reads the
+	 * command line if it must). */
 	t->loop_stat_reads++;
 	r = procfs_stat_read(fd, &st);
 	close_fds(fd, cmdline_fd);

@@ -44,7 +44,9 @@ struct tracker_pending {
 	char *exe;		/* origin.exe's storage */
 	uint64_t fork_ns;	/* add: the fork event's time; 0 when none */
 	uint64_t exec_ns;	/* an exec to apply once read; 0 when none */
-	/* Opened, waiting for room in the reader's queue; -1 otherwise. */
+	/* Waiting for room in the reader's queue, its files opened (the
+	 * fds), or not yet (-1: past DEFERRED_MAX). */
+	bool deferred;
 	int deferred_fd, deferred_cmdline_fd;
 	TAILQ_ENTRY(tracker_pending) link;
 	TAILQ_ENTRY(tracker_pending) deferred_link;
@@ -81,15 +83,14 @@ struct tracker {
 	struct pending_list pending_list;
 	/* Reads the reader's full queue could not take yet, oldest first. */
 	struct deferred_list deferred;
-	size_t ndeferred;
+	size_t ndeferred, ndeferred_open;
 	uint64_t deferred_reads;
 	struct stat_worker *reader;
 	int reader_prio;
 	uint64_t cookies;
 	/* stat reads on the loop thread: a scan's of tasks in scope while
-	 * there is no reader (start-up, polling) or for a control request,
-	 * and new tasks' when there is no reader (at exit) or DEFERRED_MAX
-	 * wait */
+	 * there is no reader (start-up) or for a control request, and new
+	 * tasks' when there is no reader (at exit) */
 	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;

@@ -6,10 +6,9 @@
  * stat (new ones, and every one when it verifies) are read off the loop
  * once the stat reader runs, as a fork's child is: a stat read waits for a
  * task's exec to finish, and a scan comes upon tasks mid-exec (an exec
- * storm's forks whose events are not read yet) as often as events do. At
- * start-up (before the reader) and in polling mode (no connector, no
- * reader) they are read here, while nothing of ours is boosted yet or at
- * the polling interval. */
+ * storm's forks whose events are not read yet) as often as events do,
+ * polling's scans included. At start-up (before the reader) they are read
+ * here, while nothing of ours is boosted yet. */
 #include "tracker_private.h"
 
 #include <dirent.h>

@@ -109,7 +109,8 @@ class Scope:
         while time.time() < deadline:
             with open(self.logf.name, errors="replace") as f:
                 text = f.read()
-            if "tracking " in text and " tasks through " in text:
+            if ("tracking " in text and " tasks through " in text and
+                    os.path.exists(os.path.join(self.tmp, "sock"))):
                 return
             if self.daemon.poll() is not None:
                 raise RuntimeError("muqssd exited:\n" + text)
@@ -140,6 +141,7 @@ class Scope:
                 raise RuntimeError(f"status answered with type {t}: {status}")
         tr = status["tracking"]
         return {"polling": tr["polling"], "events": tr["events"], "count": tr["count"],
+                "stat_reads_on_loop": tr["stat_reads_on_loop"],
                 "lost_event_recoveries": status["counters"]["lost_event_recoveries"],
                 "tasks": tasks}
 
