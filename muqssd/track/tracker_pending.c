@@ -322,20 +322,30 @@ static void complete_read(struct tracker *t, struct tracker_pending *p, int r,
 static void complete(struct tracker *t, struct tracker_pending *p, int r,
 		     const struct procfs_stat *read, const char *cmdline, size_t cmdline_len)
 {
+	/* A callback may complete another read (an adoption's scan): the
+	 * outer one's command line is back once that returns. */
+	const char *outer = t->event_cmdline;
+	size_t outer_len = t->event_cmdline_len;
+	pid_t outer_tid = t->event_cmdline_tid;
+
 	t->event_cmdline = cmdline;
 	t->event_cmdline_len = cmdline_len;
 	t->event_cmdline_tid = p->tid;
 	complete_read(t, p, r, read);
-	t->event_cmdline = NULL;
+	t->event_cmdline = outer;
+	t->event_cmdline_len = outer_len;
+	t->event_cmdline_tid = outer_tid;
 }
 
 static void on_read(const struct stat_result *res, void *userdata)
 {
 	struct tracker *t = userdata;
-	struct tracker_pending *p = tidmap_get(&t->pending, res->tid);
+	struct tracker_pending *p;
 
-	/* This result's slot is free again. */
+	/* This result's slot is free again. Before the lookup: a read
+	 * that cannot open its files is completed there, and dropped. */
 	submit_deferred(t);
+	p = tidmap_get(&t->pending, res->tid);
 	/* Dropped (an exit, an exec that killed it) or asked again since. */
 	if (!p || p->cookie != res->cookie)
 		return;

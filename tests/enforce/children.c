@@ -18,39 +18,7 @@
 
 static pid_t children[MAX_CHILDREN];
 
-pid_t child_spawn(bool spin, unsigned secs)
-{
-	int closed[2];
-	pid_t pid;
-	size_t i;
-	char c;
-
-	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
-		;
-	check(i < MAX_CHILDREN);
-	/* The pipe's end is closed with the rest: once the read sees EOF the
-	 * child holds nothing of ours, even if it is stopped right after. */
-	check(pipe2(closed, O_CLOEXEC) == 0);
-	pid = fork();
-	check(pid >= 0);
-	if (pid == 0) {
-		/* Not the state dir's lock, nor anything else of the test's. */
-		close_range(3, ~0u, 0);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		alarm(secs);
-		if (spin)
-			for (;;)
-				;
-		for (;;)
-			pause();
-	}
-	close(closed[1]);
-	while (read(closed[0], &c, 1) < 0 && errno == EINTR)
-		;
-	close(closed[0]);
-	children[i] = pid;
-	return pid;
-}
+enum child_kind { CHILD_SLEEP, CHILD_SPIN, CHILD_FORKER };
 
 /* Each SIGUSR1 forks a grandchild that sleeps, and dies with it. */
 static void forker_main(unsigned secs)
@@ -72,7 +40,7 @@ static void forker_main(unsigned secs)
 	}
 }
 
-pid_t child_spawn_forker(unsigned secs)
+static pid_t spawn(enum child_kind kind, unsigned secs)
 {
 	int closed[2];
 	sigset_t usr1, old;
@@ -83,18 +51,28 @@ pid_t child_spawn_forker(unsigned secs)
 	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
 		;
 	check(i < MAX_CHILDREN);
+	/* The pipe's end is closed with the rest: once the read sees EOF the
+	 * child holds nothing of ours, even if it is stopped right after. */
 	check(pipe2(closed, O_CLOEXEC) == 0);
-	/* Blocked before the fork: a SIGUSR1 sent at once is not fatal. */
+	/* Blocked before the fork: a SIGUSR1 sent at once to a forker is
+	 * not fatal (the others never get one). */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	check(sigprocmask(SIG_BLOCK, &usr1, &old) == 0);
 	pid = fork();
 	check(pid >= 0);
 	if (pid == 0) {
+		/* Not the state dir's lock, nor anything else of the test's. */
 		close_range(3, ~0u, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		alarm(secs);
-		forker_main(secs);
+		if (kind == CHILD_FORKER)
+			forker_main(secs);
+		if (kind == CHILD_SPIN)
+			for (;;)
+				;
+		for (;;)
+			pause();
 	}
 	check(sigprocmask(SIG_SETMASK, &old, NULL) == 0);
 	close(closed[1]);
@@ -103,6 +81,16 @@ pid_t child_spawn_forker(unsigned secs)
 	close(closed[0]);
 	children[i] = pid;
 	return pid;
+}
+
+pid_t child_spawn(bool spin, unsigned secs)
+{
+	return spawn(spin ? CHILD_SPIN : CHILD_SLEEP, secs);
+}
+
+pid_t child_spawn_forker(unsigned secs)
+{
+	return spawn(CHILD_FORKER, secs);
 }
 
 pid_t child_fork_grandchild(pid_t forker)
