@@ -154,6 +154,7 @@ def run(muqssd=True, keep_raw=None):
             d.kill(signal.SIGTERM)
             r["daemon_rc"] = d.proc.returncode
             r["warnings"] = log_warnings(d.log.name)
+            log_name = d.log.name
             d = None
             r["checked_threads"] = live_threads(pids)
             try:
@@ -161,6 +162,8 @@ def run(muqssd=True, keep_raw=None):
                 r["left"] = []
             except AssertionError as e:
                 r["left"] = [str(e)]
+                r["left_comm"] = comms(int(t) for t in re.findall(r"\((\d+), '", str(e)))
+                keep_unclean(log_name)
         scope.root.wait(timeout=SECONDS + 20)
         r["probe"] = probe_figures(work)
         r["wake_max_frame"] = worst_frame(os.path.join(work, "probe.raw"))
@@ -177,6 +180,31 @@ def run(muqssd=True, keep_raw=None):
             scope.close()
         caller_other()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def comms(tids):
+    """{tid: its comm and its process's argv}, as bytes made printable."""
+    out = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{tid}/comm", "rb") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{tid}/cmdline", "rb") as f:
+                argv = f.read().replace(b"\0", b" ").strip()
+            out[tid] = (comm + b": " + argv).decode(errors="backslashreplace")
+        except OSError:
+            out[tid] = "gone"
+    return out
+
+
+def keep_unclean(log_name):
+    """With MUQSS_STALL_KEEP_DIR set, an unclean round's daemon log is
+    kept there, for the cause."""
+    keep = os.environ.get("MUQSS_STALL_KEEP_DIR")
+    if not keep:
+        return
+    os.makedirs(keep, exist_ok=True)
+    shutil.copyfile(log_name, os.path.join(keep, f"muqssd-unclean-{int(time.time() * 1000)}.log"))
 
 
 def log_warnings(path, keep=5):
