@@ -25,7 +25,8 @@
  * scan. A storm that outruns the workers is still tracked exactly, later.
  * Past DEFERRED_MAX waiting reads, which hold an fd each, a read waits
  * with its files not yet opened, and they are opened when it reaches the
- * reader: its task's exit event drops it meanwhile, as it drops any. So a
+ * reader: its task's exit event drops it meanwhile, as it drops any, and
+ * what the late read finds must be in scope on its own (vouched()). So a
  * scan, which hands the reader every thread it verifies (polling: all of
  * them, every 250 ms), never reads on the loop either. */
 #include "tracker_private.h"
@@ -129,9 +130,13 @@ static void submit_deferred(struct tracker *t)
 		int fd = p->deferred_fd, cmdline_fd = p->deferred_cmdline_fd, r;
 
 		deferred_take(t, p);
-		if (fd < 0 && (r = open_files(t, p, &fd, &cmdline_fd)) < 0) {
-			complete(t, p, r, NULL, NULL, 0); /* may read again: from the top */
-			continue;
+		if (fd < 0) {
+			p->opened_late = true;
+			r = open_files(t, p, &fd, &cmdline_fd);
+			if (r < 0) {
+				complete(t, p, r, NULL, NULL, 0); /* may read again: from the top */
+				continue;
+			}
 		}
 		if (stat_worker_submit_cmdline(t->reader, fd, cmdline_fd, p->tid, p->cookie) < 0) {
 			defer(t, p, fd, cmdline_fd, true);
@@ -222,6 +227,17 @@ static void apply_kept(const struct tracker_pending *p, struct procfs_stat *st)
 		st->session = p->sid;
 }
 
+/* Whether the event or scan that made p vouches that it is in scope. Not
+ * for files opened late: the tid may name another task by then (pids
+ * wrap in seconds under a storm), so scope is asked of what was read,
+ * unless it is a thread of a process the table holds. */
+static bool vouched(struct tracker *t, const struct tracker_pending *p)
+{
+	if (!p->parent_in)
+		return false;
+	return !p->opened_late || (p->tid != p->tgid && tidmap_get(&t->procs, p->tgid));
+}
+
 /* A fork's child, read: added as on_fork did before the worker. Returns
  * the task, or NULL when it is not to be tracked. */
 static struct tracked_task *complete_add(struct tracker *t, struct tracker_pending *p, int r,
@@ -258,7 +274,7 @@ static struct tracked_task *complete_add(struct tracker *t, struct tracker_pendi
 		tracker_remove(t, task);
 	if (st->flags & PF_KTHREAD_FLAG)
 		return NULL;
-	if (!p->parent_in && !tracker_admits(t, tgid, st))
+	if (!vouched(t, p) && !tracker_admits(t, tgid, st))
 		return NULL;
 	apply_kept(p, st);
 	t->event_ns = p->fork_ns;
@@ -360,6 +376,7 @@ void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 	p->cookie = ++t->cookies;
 	/* The new read is taken after every event so far. */
 	p->comm_set = p->sid_set = false;
+	p->opened_late = false;
 	undefer(t, p);
 	if (t->reader && t->ndeferred_open >= DEFERRED_MAX) {
 		/* Its files are opened when it reaches the reader. */

@@ -47,6 +47,7 @@ struct tracker_pending {
 	/* Waiting for room in the reader's queue, its files opened (the
 	 * fds), or not yet (-1: past DEFERRED_MAX). */
 	bool deferred;
+	bool opened_late;	/* its files were opened only when the reader had room */
 	int deferred_fd, deferred_cmdline_fd;
 	TAILQ_ENTRY(tracker_pending) link;
 	TAILQ_ENTRY(tracker_pending) deferred_link;

@@ -126,7 +126,9 @@ def run(muqssd=True, keep_raw=None):
         caller_fifo()
         scope = Scope([f"bash {shlex.quote(os.path.join(work, 'root.sh'))}"], limit=SECONDS + 12)
         if muqssd:
-            d = Daemon(scope.root.pid, scope.tmp)
+            # MUQSS_STALL_LOG_LEVEL=debug: for a hunt, with MUQSS_STALL_KEEP_DIR.
+            level = os.environ.get("MUQSS_STALL_LOG_LEVEL")
+            d = Daemon(scope.root.pid, scope.tmp, extra=("--log-level", level) if level else ())
         go(os.path.join(work, "go"))
         t0 = time.monotonic()
         out = os.path.join(work, "probe.out")
