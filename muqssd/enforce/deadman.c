@@ -72,7 +72,7 @@ static bool drop_boost(const struct slot *s)
 	    a.sched_priority < ENFORCE_BOOST_PRIO_MIN || a.sched_priority > ENFORCE_BOOST_PRIO_MAX ||
 	    !(a.sched_flags & SCHED_FLAG_RESET_ON_FORK))
 		return false;
-	return sched_attr_set(s->tid, &s->base) == 0;
+	return sched_attr_set_leaving_rt(s->tid, &s->base) == 0;
 }
 
 /* A slice still ours on a task not boosted goes back to its own request:

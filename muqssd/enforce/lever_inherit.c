@@ -23,7 +23,7 @@ static void undo_boost(pid_t tid, const struct enforce_original *orig)
 		.sched_nice = orig->nice,
 		.sched_flags = orig->reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0,
 	};
-	if (sched_attr_set(tid, &a) < 0)
+	if (sched_attr_set_leaving_rt(tid, &a) < 0)
 		log_debug_errno(errno, "cannot take our boost back from %d, ignoring: %m", (int)tid);
 	else
 		log_info("task %d: inherited our boost through its fork, put back", (int)tid);

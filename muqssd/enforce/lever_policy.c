@@ -36,7 +36,7 @@ static int apply_base(struct enforcer *e, struct enforce_task *t)
 	int r;
 
 	enforce_base_attr(e, t, &a);
-	r = sched_attr_set(t->rec.tid, &a);
+	r = t->boost_prio ? sched_attr_set_leaving_rt(t->rec.tid, &a) : sched_attr_set(t->rec.tid, &a);
 	/* sched_setattr() takes no nice with SCHED_IDLE: set apart, or the
 	 * task would show a nice other than ours, taken for its owner's. */
 	if (r == 0 && a.sched_policy == SCHED_IDLE &&

@@ -70,7 +70,8 @@ static int restore_policy(const struct state_record *rec, bool slice_supported,
 	r = task_verify(rec->tgid, rec->tid, rec->start_time);
 	if (r < 0)
 		return r;
-	r = sched_attr_set(rec->tid, &a);
+	r = sched_policy_is_rt((int)cur.sched_policy) ? sched_attr_set_leaving_rt(rec->tid, &a)
+						      : sched_attr_set(rec->tid, &a);
 	/* sched_setattr() takes no nice with SCHED_IDLE. */
 	if (r == 0 && rec->policy == SCHED_IDLE && setpriority(PRIO_PROCESS, (id_t)rec->tid, rec->nice) < 0)
 		r = -errno;

@@ -28,6 +28,9 @@ struct sched_attr_v1 {
 
 int sched_attr_get(pid_t tid, struct sched_attr_v1 *ret);
 int sched_attr_set(pid_t tid, const struct sched_attr_v1 *attr);
+/* sched_attr_set() for a task that leaves a realtime policy of ours (set
+ * with reset-on-fork): no child it forks meanwhile keeps that policy. */
+int sched_attr_set_leaving_rt(pid_t tid, const struct sched_attr_v1 *attr);
 
 /* FIFO, RR or DEADLINE: the policies muqssd never takes from anyone. */
 static inline bool sched_policy_is_rt(int policy)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,7 +19,10 @@
 
 static pid_t children[MAX_CHILDREN];
 
-enum child_kind { CHILD_SLEEP, CHILD_SPIN, CHILD_FORKER };
+enum child_kind { CHILD_SLEEP, CHILD_SPIN, CHILD_FORKER, CHILD_FORK_LOOP };
+
+/* What a fork loop counts, in memory shared with the test. */
+static struct child_fork_count *fork_count;
 
 /* Each SIGUSR1 forks a grandchild that sleeps, and dies with it. */
 static void forker_main(unsigned secs)
@@ -37,6 +41,24 @@ static void forker_main(unsigned secs)
 			for (;;)
 				pause();
 		}
+	}
+}
+
+/* Forks and reaps children in a loop, each telling whether it began with
+ * a realtime policy. */
+static void fork_loop_main(void)
+{
+	for (;;) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0)
+			_exit(sched_getscheduler(0) == SCHED_OTHER ? 0 : 1);
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			continue;
+		__atomic_add_fetch(&fork_count->forks, 1, __ATOMIC_RELAXED);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			__atomic_add_fetch(&fork_count->born_rt, 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -68,6 +90,8 @@ static pid_t spawn(enum child_kind kind, unsigned secs)
 		alarm(secs);
 		if (kind == CHILD_FORKER)
 			forker_main(secs);
+		if (kind == CHILD_FORK_LOOP)
+			fork_loop_main();
 		if (kind == CHILD_SPIN)
 			for (;;)
 				;
@@ -91,6 +115,18 @@ pid_t child_spawn(bool spin, unsigned secs)
 pid_t child_spawn_forker(unsigned secs)
 {
 	return spawn(CHILD_FORKER, secs);
+}
+
+pid_t child_spawn_fork_loop(unsigned secs, const struct child_fork_count **ret)
+{
+	if (!fork_count) {
+		fork_count = mmap(NULL, sizeof(*fork_count), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		check(fork_count != MAP_FAILED);
+	}
+	*fork_count = (struct child_fork_count){ 0 };
+	*ret = fork_count;
+	return spawn(CHILD_FORK_LOOP, secs);
 }
 
 pid_t child_fork_grandchild(pid_t forker)

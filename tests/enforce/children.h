@@ -13,6 +13,13 @@ pid_t child_spawn(bool spin, unsigned secs);
  * child_fork_grandchild(); both die on their own after secs, and with
  * their parent. */
 pid_t child_spawn_forker(unsigned secs);
+/* A child that forks and reaps children in a loop, counting in *ret
+ * those that began with a realtime policy. One at a time. */
+struct child_fork_count {
+	unsigned long forks;
+	unsigned long born_rt;
+};
+pid_t child_spawn_fork_loop(unsigned secs, const struct child_fork_count **ret);
 /* Makes forker fork its first grandchild; returns the grandchild's pid. */
 pid_t child_fork_grandchild(pid_t forker);
 /* SIGCONT + SIGKILL + reap, for one child or all that are left. */
