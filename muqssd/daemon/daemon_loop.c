@@ -151,7 +151,7 @@ static int lv_get_original(void *ctx, pid_t tid, struct enforce_original *ret)
 static int lv_undo_inherited(void *ctx, const struct enforce_target *child,
 			     const struct enforce_original *orig, const struct loop_inherited *w)
 {
-	return enforce_undo_inherited(ctx, child, orig, w->affinity, w->idle_policy, w->boost,
+	return enforce_undo_inherited(ctx, child, orig, w->affinity, w->idle_policy,
 				      w->our_slice_ns, w->our_nice, w->owner_nice);
 }
 

@@ -119,7 +119,7 @@ int enforce_reset_inherited_slice(struct enforcer *e, pid_t tid, uint64_t ours_n
 #define ENFORCE_NICE_NONE 100
 int enforce_undo_inherited(struct enforcer *e, const struct enforce_target *child,
 			   const struct enforce_original *orig, bool affinity, bool idle_policy,
-			   bool boost, uint64_t our_slice_ns, int our_nice, int owner_nice);
+			   uint64_t our_slice_ns, int our_nice, int owner_nice);
 
 /* Restricts the task to cpus intersected with the affinity its owner set
  * (-EINVAL if that is empty); it is never widened. If the owner changed

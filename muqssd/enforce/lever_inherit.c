@@ -7,31 +7,10 @@
 #include <sys/resource.h>
 
 #include "log.h"
-#include "sched_attr.h"
-
-/* Only while it still runs one of our boost priorities: not an owner's
- * chrt since. */
-static void undo_boost(pid_t tid, const struct enforce_original *orig)
-{
-	struct sched_attr_v1 a;
-
-	if (sched_attr_get(tid, &a) < 0 || a.sched_policy != SCHED_FIFO ||
-	    a.sched_priority < ENFORCE_BOOST_PRIO_MIN || a.sched_priority > ENFORCE_BOOST_PRIO_MAX)
-		return;
-	a = (struct sched_attr_v1){
-		.sched_policy = (uint32_t)orig->policy,
-		.sched_nice = orig->nice,
-		.sched_flags = orig->reset_on_fork ? SCHED_FLAG_RESET_ON_FORK : 0,
-	};
-	if (sched_attr_set_leaving_rt(tid, &a) < 0)
-		log_debug_errno(errno, "cannot take our boost back from %d, ignoring: %m", (int)tid);
-	else
-		log_info("task %d: inherited our boost through its fork, put back", (int)tid);
-}
 
 int enforce_undo_inherited(struct enforcer *e, const struct enforce_target *child,
 			   const struct enforce_original *orig, bool affinity, bool idle_policy,
-			   bool boost, uint64_t our_slice_ns, int our_nice, int owner_nice)
+			   uint64_t our_slice_ns, int our_nice, int owner_nice)
 {
 	bool kthread;
 	pid_t tgid;
@@ -44,8 +23,6 @@ int enforce_undo_inherited(struct enforcer *e, const struct enforce_target *chil
 		return -ESRCH;
 	if (enforcer_find(e, child->tid))
 		return 0; /* ours already: its record holds what it had */
-	if (boost)
-		undo_boost(child->tid, orig);
 	if (affinity && sched_setaffinity(child->tid, sizeof(orig->affinity), &orig->affinity) < 0 &&
 	    errno != ESRCH)
 		log_debug_errno(errno, "cannot give %d its affinity back, ignoring: %m",

@@ -63,10 +63,6 @@ struct loop_source {
 struct loop_inherited {
 	bool affinity;		/* give it orig.affinity */
 	bool idle_policy;	/* it runs SCHED_IDLE by us: give it orig.policy */
-	/* It runs a FIFO boost of ours that its fork copied from the parent
-	 * (without the reset-on-fork flag, so its children would keep it
-	 * too): give it orig.policy and orig.nice. */
-	bool boost;
 	uint64_t our_slice_ns;	/* non-zero: it may carry our EEVDF slice */
 	int our_nice;		/* NICE_UNSET, or the kernel nice we gave the parent */
 	int owner_nice;		/* what to give it instead of our_nice */

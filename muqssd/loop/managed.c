@@ -121,18 +121,13 @@ static void undo_inherited(struct loop *l, struct tracked_task *tt, uint64_t for
 		return;
 	what = (struct loop_inherited){
 		.affinity = pin_inherited(pm, fork_ns),
-		/* Our boost priorities are ours alone: an owner's chrt of the
-		 * parent would make it exempt, not managed. */
-		.boost = tt->policy == SCHED_FIFO && tt->rt_priority >= ENFORCE_BOOST_PRIO_MIN &&
-			 tt->rt_priority <= ENFORCE_BOOST_PRIO_MAX,
 		.idle_policy = pm->idle_policy && tt->policy == SCHED_IDLE,
 		.our_slice_ns = pm->slice_set ? rr_slice_ns(l) : 0,
 		.our_nice = pm->kernel_nice != NICE_UNSET && tt->nice == pm->kernel_nice
 				    ? pm->kernel_nice : NICE_UNSET,
 		.owner_nice = pm->st.nice,
 	};
-	if (!what.affinity && !what.idle_policy && !what.boost && !what.our_slice_ns &&
-	    what.our_nice == NICE_UNSET)
+	if (!what.affinity && !what.idle_policy && !what.our_slice_ns && what.our_nice == NICE_UNSET)
 		return;
 	if (l->lv.ops->get_original(l->lv.ctx, pm->target.tid, &orig) < 0)
 		return;
@@ -142,12 +137,8 @@ static void undo_inherited(struct loop *l, struct tracked_task *tt, uint64_t for
 				      &orig, &what) < 0)
 		return;
 	/* The tracker read these before our change: it is theirs now. */
-	if ((what.idle_policy && orig.policy != SCHED_IDLE) || what.boost)
+	if (what.idle_policy && orig.policy != SCHED_IDLE)
 		tt->policy = orig.policy;
-	if (what.boost) {
-		tt->rt_priority = 0;
-		tt->nice = orig.nice;
-	}
 	if (what.our_nice != NICE_UNSET)
 		tt->nice = what.owner_nice;
 }
@@ -182,13 +173,10 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 	m->tt = tt;
 	m->target = (struct enforce_target){ .tid = tt->tid, .tgid = tt->tgid,
 					    .start_time = tt->start_time };
-	/* Before the exemption test: a boost of ours copied by its fork
-	 * would make it pass for someone else's realtime task. */
-	if (!m->adopted)
-		undo_inherited(l, tt, event_ns);
 	m->exempt = task_exempt(l, tt);
 	if (m->exempt || m->adopted)
 		return;
+	undo_inherited(l, tt, event_ns);
 	/* Forked and not yet exec'd: most such children exec within a few
 	 * ms, and one pinned behind a boosted task mid-exec could not finish
 	 * it. No pin until it has had the time (an exec starts the window

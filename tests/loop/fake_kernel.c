@@ -416,8 +416,6 @@ static int lv_undo_inherited(void *ctx, const struct enforce_target *child,
 	 * read them, before this call: the loop corrects its copy. */
 	if (what->affinity)
 		t->owner = parent_orig->affinity;
-	if (what->boost)
-		t->boost_prio = 0;
 	return 0;
 }
 

@@ -241,33 +241,6 @@ static void test_pin_back_at_fork_event(void)
 	fk_done(&fk);
 }
 
-/* The fork copied our boost of the parent without its reset-on-fork
- * flag (sched_setattr() racing the copy; seen once in 80 stall rounds):
- * the child reads SCHED_FIFO at one of our priorities. It is not taken
- * for someone else's realtime task: its parent's own policy goes back,
- * and it is managed like its siblings. */
-static void test_boost_copied_by_fork(void)
-{
-	struct fk_task *p, *c;
-
-	p = parent_beside_hog();
-	fk_set_state(&fk, 300, 'R', 300);
-	fk_tick(&fk, 2 * MS);
-	CHECK(p->boost_prio > 0); /* else this test shows nothing */
-	c = fk_add(&fk, 301, 301, 300, "child");
-	c->tt.policy = SCHED_FIFO;
-	c->tt.rt_priority = p->boost_prio;
-	c->boost_prio = p->boost_prio;
-	loop_task_new(fk.loop, &c->tt, NULL, fk.now, fk.now);
-	CHECK(c->undone);
-	CHECK(c->undo.boost);
-	CHECK_EQ(c->boost_prio, 0);
-	CHECK_EQ(c->tt.policy, SCHED_OTHER);
-	CHECK(fk_view(&fk, 301).found || !fk_view(&fk, 301).hog);
-	CHECK_EQ(loop_task_class(fk.loop, 301), SCHED_CLASS_NORMAL);
-	fk_done(&fk);
-}
-
 int main(void)
 {
 	test_pin_and_slice();
@@ -277,6 +250,5 @@ int main(void)
 	test_hog_nice();
 	test_exempt_parent();
 	test_pin_back_at_fork_event();
-	test_boost_copied_by_fork();
 	return CHECK_EXIT();
 }
