@@ -462,25 +462,44 @@ static int by_last_ran(const void *a, const void *b)
 	return x->last_ran_ns < y->last_ran_ns ? 1 : x->last_ran_ns > y->last_ran_ns ? -1 : 0;
 }
 
-/* The FIFO priority of an armed sleeper: its rank by key among those
- * armed the same way on its CPU, the earliest key highest, from the top
- * of BOOST_WAKE's range (it beats the head) or BOOST_NEXT's (it runs
- * when the head blocks). Two sleepers armed at one priority ran in the
- * order they woke: a storm's shell that woke first held the frame task
- * behind it for its whole burst, where MuQSS lets a waking task with the
- * earlier deadline preempt. */
-static int arm_prio(const struct loop *l, const struct managed_task *m, size_t n)
+/* Armed sleepers by CPU and by how they are armed, each such group by
+ * key, earliest first. */
+static int by_arm_group(const void *a, const void *b)
+{
+	const struct managed_task *x = *(struct managed_task *const *)a;
+	const struct managed_task *y = *(struct managed_task *const *)b;
+
+	if (x->arm_cpu != y->arm_cpu)
+		return x->arm_cpu < y->arm_cpu ? -1 : 1;
+	if (x->arm_prio != y->arm_prio)
+		return x->arm_prio < y->arm_prio ? -1 : 1;
+	if (x->st.key != y->st.key)
+		return x->st.key < y->st.key ? -1 : 1;
+	return x->tt->tid < y->tt->tid ? -1 : x->tt->tid > y->tt->tid;
+}
+
+/* Boosts the n armed sleepers, each at its rank by key among those armed
+ * the same way on its CPU, the earliest key highest, from the top of
+ * BOOST_WAKE's range (it beats the head) or BOOST_NEXT's (it runs when the
+ * head blocks). Two sleepers armed at one priority ran in the order they
+ * woke: a storm's shell that woke first held the frame task behind it for
+ * its whole burst, where MuQSS lets a waking task with the earlier
+ * deadline preempt. */
+static void boost_armed(struct loop *l, size_t n)
 {
 	int rank = 0;
 
+	qsort(l->armable, n, sizeof(*l->armable), by_arm_group);
 	for (size_t i = 0; i < n; i++) {
-		const struct managed_task *o = l->armable[i];
+		struct managed_task *m = l->armable[i];
+		const struct managed_task *prev = i > 0 ? l->armable[i - 1] : NULL;
 
-		if (o != m && o->arm_cpu == m->arm_cpu && o->arm_prio == m->arm_prio &&
-		    (o->st.key < m->st.key || (o->st.key == m->st.key && o < m)))
+		if (prev && prev->arm_cpu == m->arm_cpu && prev->arm_prio == m->arm_prio)
 			rank++;
+		else
+			rank = 0;
+		managed_boost(l, m, (m->arm_prio == BOOST_WAKE ? BOOST_WAKE_TOP : BOOST_NEXT_TOP) - rank);
 	}
-	return (m->arm_prio == BOOST_WAKE ? BOOST_WAKE_TOP : BOOST_NEXT_TOP) - rank;
 }
 
 /* How soon after this tick an armed sleeper may have used up its slice:
@@ -536,8 +555,7 @@ static void arm_sleepers(struct loop *l)
 			managed_unboost(l, m);
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		managed_boost(l, l->armable[i], arm_prio(l, l->armable[i], n));
+	boost_armed(l, n);
 	l->nr_armable = 0;
 }
 
