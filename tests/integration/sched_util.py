@@ -17,6 +17,17 @@ PROBE = os.path.join(BUILD, "bench", "load", "frame-probe")
 NCPU = os.cpu_count()
 
 
+def _exit_on_sigterm(signum, _frame):
+    """meson's timeout sends SIGTERM to the test's process group, and
+    SIGKILL 0.5 s later. The daemon runs in timeout(1)'s own group and
+    misses both: as SystemExit, the test's finally blocks still stop it
+    and clean up."""
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
 def skip_unless_root_on_two_cpus():
     """77 (meson's skip) with the reason printed, or None: the drills are
     sized for 2 CPUs and need root."""

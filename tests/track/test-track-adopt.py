@@ -5,6 +5,7 @@ unseen for that long, yet `muqssctl iso` on it works at once (the daemon
 reads it from /proc on the spot), and so does `muqssctl idleprio` on a
 thread of a new process. A process outside the scope is still refused."""
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -53,7 +54,8 @@ try:
     log("1 passed, 0 failed")
 finally:
     if outside:
-        outside.kill()
+        # timeout(1) leads its own process group: its sleep goes too.
+        os.killpg(outside.pid, signal.SIGKILL)
         outside.wait()
     s.close()
 sys.exit(0 if ok else 1)

@@ -56,6 +56,17 @@ for line in sys.stdin:
 """
 
 
+def _exit_on_sigterm(signum, _frame):
+    """meson's timeout sends SIGTERM to the test's process group, and
+    SIGKILL 0.5 s later. The daemon runs in timeout(1)'s own group and
+    misses both: as SystemExit, the test's finally blocks still stop it
+    and clean up."""
+    raise SystemExit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
 def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
