@@ -16,7 +16,7 @@
  * does not read its replies gets no more work done for it. */
 #define INPUT_PAUSE_AT (64U * 1024)
 
-static void client_touch(struct control_client *c)
+void client_touch(struct control_client *c)
 {
 	uint64_t now;
 
@@ -30,7 +30,7 @@ static void client_update_events(struct control_client *c)
 	uint32_t events = 0;
 
 	/* Replies go in order: no request is read while a list goes out. */
-	if (!c->closing && !c->stream && wire_buf_pending(&c->out) < INPUT_PAUSE_AT)
+	if (!c->closing && !c->stream && !c->waiting && wire_buf_pending(&c->out) < INPUT_PAUSE_AT)
 		events |= EPOLLIN;
 	if (wire_buf_pending(&c->out) > 0 || c->stream)
 		events |= EPOLLOUT;
@@ -58,6 +58,13 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 	uint64_t turn_end = budget_turn_end(c, turn_start);
 	int r;
 
+	if (c->waiting && (revents & (EPOLLHUP | EPOLLERR))) {
+		/* Gone while its request waits: that is still carried out,
+		 * and then c is freed (its reply cannot be sent). */
+		(void)sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+		c->closing = true;
+		return 0;
+	}
 	if (turn_end == 0) {
 		if (budget_park(c) >= 0)
 			return 0;
@@ -70,7 +77,8 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 			stream_continue(c, turn_end);
 	}
 	if (!c->closing && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-		while (!c->closing && !c->stream && wire_buf_pending(&c->out) < INPUT_PAUSE_AT &&
+		while (!c->closing && !c->stream && !c->waiting &&
+		       wire_buf_pending(&c->out) < INPUT_PAUSE_AT &&
 		       now_nsec(CLOCK_MONOTONIC) < turn_end) {
 			struct muqss_header hdr;
 			char *body;
@@ -103,22 +111,29 @@ static int on_client_io(sd_event_source *src, int fd, uint32_t revents, void *us
 		}
 	}
 	budget_charge(c->server, turn_start, now_nsec(CLOCK_MONOTONIC));
+	client_resume(c);
+	return 0;
+}
+
+void client_resume(struct control_client *c)
+{
+	int r;
+
 	if (c->dead) {
 		client_free(c);
-		return 0;
+		return;
 	}
 	r = client_flush(c);
 	if (r < 0) {
 		log_debug_errno(r, "control client %d: write failed: %m", (int)c->pid);
 		client_free(c);
-		return 0;
+		return;
 	}
 	if (c->closing && wire_buf_pending(&c->out) == 0) {
 		client_free(c);
-		return 0;
+		return;
 	}
 	client_update_events(c);
-	return 0;
 }
 
 static int on_client_timeout(sd_event_source *src, uint64_t usec, void *userdata)
@@ -182,6 +197,7 @@ void client_free(struct control_client *c)
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->timer);
 	stream_free(c);
+	class_request_free(c);
 	wire_reader_reset(&c->in);
 	wire_buf_free(&c->out);
 	close(c->fd);

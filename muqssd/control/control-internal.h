@@ -15,6 +15,22 @@
 #define CONTROL_WINDOW_NSEC (10ULL * 1000 * 1000)
 #define CONTROL_SHARE_NSEC (2ULL * 1000 * 1000)
 
+/* A SET_CLASS whose task the daemon is still reading is tried again every
+ * CLASS_RETRY_USEC, for up to CLASS_WAIT_USEC. */
+#define CLASS_RETRY_USEC (2ULL * 1000)
+#define CLASS_WAIT_USEC (1000ULL * 1000)
+
+/* A SET_CLASS request, parsed and authorized. */
+struct class_request {
+	pid_t pid, tid;
+	enum sched_class class;
+	bool nice_set;
+	int nice;
+	uint64_t start_time; /* CONTROL_NO_START_TIME: not given */
+	int pidfd;	     /* pins the process while we decide, or -1 */
+	uint64_t give_up_usec;
+};
+
 struct control_client {
 	struct control_server *server;
 	struct control_client *prev, *next;
@@ -24,6 +40,8 @@ struct control_client {
 	struct wire_reader in;
 	struct wire_buf out;
 	struct list_stream *stream; /* a list reply under way, or NULL */
+	struct class_request *waiting; /* a SET_CLASS waiting for its task, or NULL */
+	sd_event_source *retry;	       /* its timer */
 	/* Read once at accept. */
 	uid_t uid;
 	gid_t gid;
@@ -67,6 +85,11 @@ struct control_server {
  * open for the caller to close). */
 int client_new(struct control_server *s, int fd);
 void client_free(struct control_client *c);
+/* Renews c's idle timeout. */
+void client_touch(struct control_client *c);
+/* After a reply made outside the client's io handler: sends it, and reads
+ * requests again (or closes, or frees c). */
+void client_resume(struct control_client *c);
 /* Sends what output fits without waiting, then frees c. */
 void client_close_now(struct control_client *c);
 /* Queues a reply frame; a client whose output is full is dropped later. */
@@ -97,6 +120,12 @@ int budget_park(struct control_client *c);
 void budget_forget(struct control_client *c);
 void budget_init(struct control_server *s);
 void budget_free(struct control_server *s);
+
+/* class_request.c */
+/* Answers q, or has it wait (c->waiting) while the daemon reads its task.
+ * Takes q's pidfd either way. */
+void class_request_run(struct control_client *c, struct class_request *q);
+void class_request_free(struct control_client *c);
 
 /* stream.c */
 /* Starts a TASKS or QUEUES reply (cpu -1: every CPU); its items go out

@@ -24,7 +24,14 @@ struct control_ops {
 	/* The queue of CPU cpu (of every CPU when -1) into array; -EINVAL
 	 * past the last CPU. */
 	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
-	/* Called after authorization; writes a reason into err on failure. */
+	/* Called after authorization, before set_class: makes sure the
+	 * daemon knows the task (tid, or pid's main thread) without waiting
+	 * on it. 1: go on to set_class (which refuses a task out of scope).
+	 * 0: its reads are under way: call again. -ESRCH: it is not the
+	 * task started at start_time (CONTROL_NO_START_TIME: not checked).
+	 * NULL: straight to set_class. */
+	int (*adopt)(void *userdata, pid_t pid, pid_t tid, uint64_t start_time);
+	/* Writes a reason into err on failure. */
 	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum sched_class class,
 			 bool nice_set, int nice, char *err, size_t errlen);
 	/* The class the daemon has given tid (or any thread of pid when tid
@@ -41,6 +48,8 @@ struct control_ops {
 	void (*tunables_changed)(void *userdata);
 	int (*reload)(void *userdata);
 };
+
+#define CONTROL_NO_START_TIME UINT64_MAX
 
 struct control_options {
 	const char *socket_path;

@@ -133,20 +133,19 @@ static int class_from_name(const char *name, enum sched_class *ret)
 }
 
 /*
- * The pid is resolved once to (pid, start time) and pinned by a pidfd for
- * the length of the request: the start time catches a pid reused since
- * the client looked, the pidfd one that dies while we decide.
+ * The pid is pinned by a pidfd for the length of the request, which
+ * catches a process that dies while we decide. The client's start time,
+ * which catches a pid reused since the client looked, is checked against
+ * the daemon's table (ops.adopt): a read of the task's stat here could
+ * wait for its exec to end.
  */
 static void handle_set_class(struct control_client *c, const cJSON *req)
 {
-	struct control_server *s = c->server;
 	const char *class_name = cJSON_GetStringValue(cJSON_GetObjectItem(req, "class"));
 	long pid = 0, tid = 0, nice = 0, start = -1;
-	bool nice_set = cJSON_GetObjectItem(req, "nice") != NULL;
-	enum sched_class class;
-	uint64_t st;
+	struct class_request q = { .nice_set = cJSON_GetObjectItem(req, "nice") != NULL };
 	char err[256] = "";
-	int pidfd = -1, r;
+	int pidfd, r;
 
 	if (!json_get_int(req, "pid", 0, 4194304, &pid) || !json_get_int(req, "tid", 0, 4194304, &tid) ||
 	    !json_get_int(req, "nice", -20, 19, &nice) || !json_get_int(req, "start_time", 0, 9e15, &start) ||
@@ -154,7 +153,7 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 		(void)client_reply_error(c, EINVAL, "set_class needs a pid or tid, and nice -20..19");
 		return;
 	}
-	if (class_from_name(class_name, &class) < 0) {
+	if (class_from_name(class_name, &q.class) < 0) {
 		(void)client_reply_error(c, EINVAL, "unknown class: %s (normal, iso, idleprio, batch)",
 					 class_name ? class_name : "(none)");
 		return;
@@ -173,34 +172,20 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 		(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
 		return;
 	}
-	r = proc_start_time((pid_t)pid, (pid_t)tid, &st);
-	if (r < 0 || (start >= 0 && st != (uint64_t)start)) {
-		(void)client_reply_error(c, ESRCH, "no such process: %ld", tid > 0 ? tid : pid);
-		goto out;
-	}
-	r = auth_set_class(c, (pid_t)pid, (pid_t)tid, class, nice_set, (int)nice, err, sizeof(err));
+	r = auth_set_class(c, (pid_t)pid, (pid_t)tid, q.class, q.nice_set, (int)nice, err,
+			   sizeof(err));
 	if (r < 0) {
 		(void)client_reply_error(c, r, "%s", err);
-		goto out;
+		if (pidfd >= 0)
+			close(pidfd);
+		return;
 	}
-	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
-		(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
-		goto out;
-	}
-	r = s->ops.set_class(s->userdata, (pid_t)pid, (pid_t)tid, class, nice_set, (int)nice, err,
-			     sizeof(err));
-	if (r < 0) {
-		if (!err[0])
-			snprintf(err, sizeof(err), "cannot set class of %ld: %s", pid, strerror(-r));
-		(void)client_reply_error(c, r, "%s", err);
-		goto out;
-	}
-	log_info("uid %u put %s %ld in %s", (unsigned)c->uid, tid > 0 ? "thread" : "pid",
-		 tid > 0 ? tid : pid, class_name);
-	(void)client_reply(c, MUQSS_MSG_OK, NULL);
-out:
-	if (pidfd >= 0)
-		close(pidfd);
+	q.pid = (pid_t)pid;
+	q.tid = (pid_t)tid;
+	q.nice = (int)nice;
+	q.start_time = start >= 0 ? (uint64_t)start : CONTROL_NO_START_TIME;
+	q.pidfd = pidfd;
+	class_request_run(c, &q);
 }
 
 static void handle_list(struct control_client *c, uint16_t type, const cJSON *req)

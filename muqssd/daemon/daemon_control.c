@@ -50,6 +50,25 @@ static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
 	return daemon_dump_queues(userdata, cpu, array);
 }
 
+/* A task new to the table is read off the loop: 0 until it is in. The
+ * start time is checked against the table, which has read every event
+ * queued before the request (the connector's source comes first). */
+static int ctl_adopt(void *userdata, pid_t pid, pid_t tid, uint64_t start_time)
+{
+	struct daemon *d = userdata;
+	pid_t id = tid > 0 ? tid : pid;
+	struct tracked_task *tt;
+
+	if (!d->tracker)
+		return 1;
+	if (tracker_adopt(d->tracker, id, true) == 0)
+		return 0;
+	tt = tracker_lookup(d->tracker, id);
+	if (tt && start_time != CONTROL_NO_START_TIME && tt->start_time != start_time)
+		return -ESRCH;
+	return 1;
+}
+
 static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum sched_class class,
 			 bool nice_set, int nice, char *err, size_t errlen)
 {
@@ -115,6 +134,7 @@ static const struct control_ops ops = {
 	.task_ids = ctl_task_ids,
 	.task_json = ctl_task_json,
 	.dump_queues = ctl_dump_queues,
+	.adopt = ctl_adopt,
 	.set_class = ctl_set_class,
 	.is_idleprio = ctl_is_idleprio,
 	.owner_nice = ctl_owner_nice,

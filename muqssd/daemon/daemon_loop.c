@@ -250,8 +250,10 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 		return -EAGAIN;
 	}
 	/* In scope but not yet seen (polling lag, an event not yet read):
-	 * taken in from /proc now, start time checked as a scan does. */
-	(void)tracker_adopt(d->tracker, tid > 0 ? tid : pid);
+	 * taken in from /proc now, start time checked as a scan does. The
+	 * control socket's requests had it read off the loop (ctl_adopt());
+	 * rtkit's are answered here. */
+	(void)tracker_adopt(d->tracker, tid > 0 ? tid : pid, false);
 	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
 }
 

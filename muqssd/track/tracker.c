@@ -285,38 +285,59 @@ struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid)
  * was forked moments ago, a few levels at most. */
 #define ADOPT_MAX_DEPTH 16
 
-static bool adopt_process(struct tracker *t, pid_t tgid, unsigned depth)
+/* 1, 0 or -ESRCH as tracker_adopt(), for the process tgid. */
+static int adopt_process(struct tracker *t, pid_t tgid, unsigned depth, bool defer)
 {
 	pid_t ppid;
+	int r;
 
 	if (tidmap_get(&t->procs, tgid))
-		return true;
+		return 1;
+	if (tracker_pending_get(t, tgid))
+		return 0;
 	if (!tracker_may_admit(t, tgid, &ppid))
-		return false;
-	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid) &&
-	    (depth >= ADOPT_MAX_DEPTH || ppid <= 1 || !adopt_process(t, ppid, depth + 1)))
-		return false;
-	tracker_scan_threads(t, tgid, false, false);
-	return tidmap_get(&t->procs, tgid) != NULL;
+		return -ESRCH;
+	if (t->scope.kind == SCOPE_PID && tgid != t->scope.pid && !tidmap_get(&t->procs, ppid)) {
+		if (depth >= ADOPT_MAX_DEPTH || ppid <= 1)
+			return -ESRCH;
+		/* Its parent's place in the table vouches for it: the
+		 * parent first. */
+		r = adopt_process(t, ppid, depth + 1, defer);
+		if (r <= 0)
+			return r;
+	}
+	tracker_scan_threads(t, tgid, false, defer);
+	if (tidmap_get(&t->procs, tgid))
+		return 1;
+	return tracker_pending_get(t, tgid) ? 0 : -ESRCH;
 }
 
-struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid)
+int tracker_adopt(struct tracker *t, pid_t tid, bool defer)
 {
 	struct tracked_task *task = tidmap_get(&t->tasks, tid);
 	struct procfs_status status;
+	int r;
 
 	if (task)
-		return task;
+		return 1;
+	if (tracker_pending_get(t, tid))
+		return 0;
 	/* /proc/<tid> answers for any thread; its Tgid names the process. */
 	if (procfs_task_status(tid, tid, &status) < 0 || status.tgid <= 0)
-		return NULL;
-	if (!adopt_process(t, status.tgid, 0))
-		return NULL;
+		return -ESRCH;
+	r = adopt_process(t, status.tgid, 0, defer);
+	if (r <= 0)
+		return r;
+	/* The process is held, not this thread of it: a new one. */
+	if (!tidmap_get(&t->tasks, tid))
+		tracker_scan_threads(t, status.tgid, false, defer);
 	task = tidmap_get(&t->tasks, tid);
-	if (task)
+	if (task) {
 		log_task(LOG_LEVEL_DEBUG, tid, task->comm, NULL, "track",
 			 "adopted from /proc on request, before its event or poll");
-	return task;
+		return 1;
+	}
+	return tracker_pending_get(t, tid) ? 0 : -ESRCH;
 }
 
 const char *tracker_task_exe(const struct tracked_task *task)

@@ -130,13 +130,17 @@ void tracker_set_reader_priority(struct tracker *t, int fifo_prio);
 int tracker_start(struct tracker *t);
 
 struct tracked_task *tracker_lookup(struct tracker *t, pid_t tid);
-/* The task tid, read from /proc and added with its whole process (task_new
- * called for each thread) when the table does not hold it yet but it is
- * in scope: polling lag, or an event not yet read. With --scope-pid, new
- * ancestors are added on the way, up to one the table holds. Each thread
- * is identified by its start time from the same read, as a scan does.
- * NULL when it is not in scope, gone, or a kernel thread. */
-struct tracked_task *tracker_adopt(struct tracker *t, pid_t tid);
+/* Takes in the task tid when the table does not hold it yet but it is in
+ * scope (polling lag, or an event not yet read), with its whole process
+ * (task_new called for each thread). With --scope-pid, new ancestors are
+ * added on the way, up to one the table holds. Each thread is identified
+ * by its start time from its stat, as a scan does.
+ * 1: in the table. -ESRCH: not in scope, gone, or a kernel thread.
+ * 0 (defer only): its stat, or an ancestor's, is being read off the loop
+ * (a stat read waits for an exec to end); call again, each call goes a
+ * step further. Without defer, or before the stat readers run, the reads
+ * are made here. */
+int tracker_adopt(struct tracker *t, pid_t tid, bool defer);
 /* During a task_new or task_exec callback: the kernel's timestamp of the
  * fork or exec event behind it (CLOCK_MONOTONIC ns); 0 for a task or a
  * rename found by a scan, a comm change, and outside callbacks. */

@@ -97,9 +97,21 @@ static int fake_queues(void *u, int cpu, cJSON *a)
 	return 0;
 }
 
+/* The daemon has read the task once asked adopt_ready_after times; it
+ * holds start time 7 for every task. */
+static int adopt_calls, adopt_ready_after, set_class_calls;
+
+static int fake_adopt(void *u, pid_t pid, pid_t tid, uint64_t start_time)
+{
+	if (++adopt_calls <= adopt_ready_after)
+		return 0;
+	return start_time == CONTROL_NO_START_TIME || start_time == 7 ? 1 : -ESRCH;
+}
+
 static int fake_set_class(void *u, pid_t pid, pid_t tid, enum sched_class class, bool nice_set,
 			  int nice, char *err, size_t errlen)
 {
+	set_class_calls++;
 	return 0;
 }
 
@@ -121,7 +133,7 @@ static int fake_reload(void *u)
 static const struct control_ops ops = {
 	.status = fake_status, .task_ids = fake_task_ids, .task_json = fake_task_json,
 	.dump_queues = fake_queues,
-	.set_class = fake_set_class, .tunables = fake_tunables,
+	.adopt = fake_adopt, .set_class = fake_set_class, .tunables = fake_tunables,
 	.tunables_changed = fake_changed, .reload = fake_reload,
 };
 
@@ -357,6 +369,54 @@ static void test_budget(void)
 	server = control_server_free(server);
 }
 
+/* A SET_CLASS whose task the daemon is still reading waits, off the
+ * loop's back, and the client's next request waits behind it. */
+static void test_class_wait(int fd)
+{
+	char req[128], *body = NULL;
+	int calls;
+
+	snprintf(req, sizeof(req), "{\"pid\":%d,\"class\":\"iso\"}", (int)getpid());
+	adopt_calls = set_class_calls = 0;
+	adopt_ready_after = 3;
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	check(recv_frame(fd, &body) == MUQSS_MSG_OK && !strstr(body, "version"));
+	free(body);
+	check(adopt_calls == 4 && set_class_calls == 1);
+	expect(fd, MUQSS_MSG_OK, "\"version\":\"test\"");
+
+	/* The client's start time against the daemon's. */
+	snprintf(req, sizeof(req), "{\"pid\":%d,\"class\":\"iso\",\"start_time\":8}",
+		 (int)getpid());
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
+	snprintf(req, sizeof(req), "no such process: %d", (int)getpid());
+	expect(fd, MUQSS_MSG_ERROR, req);
+	check(set_class_calls == 1);
+
+	/* Never read: told after CLASS_WAIT_USEC, longer than this server's
+	 * idle timeout, which must not cut the wait. */
+	adopt_calls = 0;
+	adopt_ready_after = 1 << 30;
+	snprintf(req, sizeof(req), "{\"pid\":%d,\"class\":\"iso\"}", (int)getpid());
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
+	expect(fd, MUQSS_MSG_ERROR, "could not read task");
+	check(set_class_calls == 1 && adopt_calls > 10);
+
+	/* A client gone while its request waits: the request is still
+	 * carried out, then the client freed. */
+	calls = control_server_clients(server);
+	fd = hello();
+	adopt_calls = 0;
+	adopt_ready_after = 5;
+	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
+	spin(1);
+	close(fd);
+	spin_until_clients((unsigned)calls);
+	check(set_class_calls == 2);
+	adopt_ready_after = 0;
+}
+
 int main(void)
 {
 	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 300000 };
@@ -379,6 +439,7 @@ int main(void)
 	expect(good, MUQSS_MSG_ERROR, "unknown class: rt");
 	send_frame(good, PROTOCOL_VERSION, 999, NULL);
 	expect(good, MUQSS_MSG_ERROR, "unknown request type 999");
+	test_class_wait(good);
 
 	/* A foreign version: told both versions, then closed. */
 	bad = connect_client();

@@ -2,7 +2,7 @@
 """A request for a task in scope that the table does not hold yet: polling
 every 20 s (and reconciling every 20 s), a sleeper started after muqssd is
 unseen for that long, yet `muqssctl iso` on it works at once (the daemon
-reads it from /proc on the spot), and so does `muqssctl idleprio` on a
+reads it from /proc, off its loop, and answers then), and so does `muqssctl idleprio` on a
 thread of a new process. A process outside the scope is still refused."""
 import os
 import signal
@@ -34,6 +34,7 @@ try:
     threaded = s.spawn("/usr/bin/timeout", "-s", "KILL", "30", HELPER, "threads", "3", "25000")
     time.sleep(0.3)
     tids = sorted(int(t) for t in os.listdir(f"/proc/{threaded}/task"))
+    on_loop = s.dump()["stat_reads_on_loop"]
     p = ctl(s, "iso", str(late))
     log("iso on a task not yet polled:", p.returncode, p.stdout.strip(), p.stderr.strip())
     assert p.returncode == 0, "iso refused for a task in scope not yet in the table"
@@ -44,6 +45,10 @@ try:
     while time.time() < deadline and policy(tids[-1]) != 5:
         time.sleep(0.05)
     assert policy(tids[-1]) == 5, "a thread of the adopted process is not idleprio"
+    # Read off the loop: a stat read waits for an exec to end.
+    on_loop = s.dump()["stat_reads_on_loop"] - on_loop
+    log("stat reads on the loop for the two requests:", on_loop)
+    assert on_loop == 0, f"{on_loop} stat reads on the loop to adopt the requests' tasks"
     # Outside the scope: a child of this test, not of the scope root.
     outside = subprocess.Popen(["timeout", "-s", "KILL", "30", "sleep", "25"])
     time.sleep(0.2)

@@ -1,0 +1,111 @@
+/* A SET_CLASS request once parsed and authorized. Its task may be new to
+ * the daemon, whose reads of it are made off the loop (a stat read waits
+ * for an exec to end): the request then waits, retried on a timer, and the
+ * client's later requests wait behind it. */
+#include "control-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static bool alive(const struct class_request *q)
+{
+	return q->pidfd < 0 || syscall(SYS_pidfd_send_signal, q->pidfd, 0, NULL, 0) == 0;
+}
+
+/* Answers q unless the daemon is still reading its task: true when answered. */
+static bool class_request_try(struct control_client *c, struct class_request *q)
+{
+	struct control_server *s = c->server;
+	pid_t id = q->tid > 0 ? q->tid : q->pid;
+	char err[256] = "";
+	int r;
+
+	if (!alive(q)) {
+		(void)client_reply_error(c, ESRCH, "no such process: %d", (int)q->pid);
+		return true;
+	}
+	r = s->ops.adopt ? s->ops.adopt(s->userdata, q->pid, q->tid, q->start_time) : 1;
+	if (r == 0)
+		return false;
+	if (r < 0) {
+		(void)client_reply_error(c, ESRCH, "no such process: %d", (int)id);
+		return true;
+	}
+	r = s->ops.set_class(s->userdata, q->pid, q->tid, q->class, q->nice_set, q->nice, err,
+			     sizeof(err));
+	if (r < 0) {
+		if (!err[0])
+			snprintf(err, sizeof(err), "cannot set class of %d: %s", (int)id, strerror(-r));
+		(void)client_reply_error(c, r, "%s", err);
+		return true;
+	}
+	log_info("uid %u put %s %d in %s", (unsigned)c->uid, q->tid > 0 ? "thread" : "pid", (int)id,
+		 sched_class_name(q->class));
+	(void)client_reply(c, MUQSS_MSG_OK, NULL);
+	return true;
+}
+
+static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct control_client *c = userdata;
+	struct class_request *q = c->waiting;
+
+	if (!class_request_try(c, q)) {
+		if (usec < q->give_up_usec &&
+		    sd_event_source_set_time(src, usec + CLASS_RETRY_USEC) >= 0 &&
+		    sd_event_source_set_enabled(src, SD_EVENT_ONESHOT) >= 0)
+			return 0;
+		(void)client_reply_error(c, EAGAIN,
+					 "muqssd could not read task %d in time, try again",
+					 (int)(q->tid > 0 ? q->tid : q->pid));
+	}
+	class_request_free(c);
+	/* Its wait was ours, not the client's idling. */
+	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+	client_touch(c);
+	client_resume(c);
+	return 0;
+}
+
+void class_request_run(struct control_client *c, struct class_request *q)
+{
+	struct control_server *s = c->server;
+	struct class_request *w;
+	uint64_t now;
+
+	if (class_request_try(c, q))
+		goto done;
+	w = malloc(sizeof(*w));
+	if (!w || sd_event_now(s->event, CLOCK_MONOTONIC, &now) < 0 ||
+	    sd_event_add_time(s->event, &c->retry, CLOCK_MONOTONIC, now + CLASS_RETRY_USEC, 0,
+			      on_retry, c) < 0) {
+		free(w);
+		(void)client_reply_error(c, ENOMEM, "set_class: out of memory");
+		goto done;
+	}
+	*w = *q;
+	w->give_up_usec = now + CLASS_WAIT_USEC;
+	c->waiting = w;
+	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+	return; /* the pidfd is the waiting request's now */
+done:
+	if (q->pidfd >= 0)
+		close(q->pidfd);
+}
+
+void class_request_free(struct control_client *c)
+{
+	c->retry = sd_event_source_disable_unref(c->retry);
+	if (!c->waiting)
+		return;
+	if (c->waiting->pidfd >= 0)
+		close(c->waiting->pidfd);
+	free(c->waiting);
+	c->waiting = NULL;
+}
