@@ -27,6 +27,10 @@
 #define INHERIT_VISIT_MAX 256
 /* Start times are in clock ticks, rounded down. */
 #define INHERIT_SLACK_TICKS 2
+/* A fork under way as its parent was put back copied the pin at its
+ * start and joins the parent's children only at its end, after a bash
+ * has copied its memory: a second walk, this much later, finds it. */
+#define INHERIT_SECOND_WALK_USEC (50 * 1000)
 
 /* What a record's task carried when we came to restore it. */
 struct inherit {
@@ -222,6 +226,11 @@ unsigned inherit_repair_run(struct inherit_repair *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		repair_below(c, &c->v[i]);
+	if (c->n) {
+		usleep(INHERIT_SECOND_WALK_USEC);
+		for (size_t i = 0; i < c->n; i++)
+			repair_below(c, &c->v[i]);
+	}
 	free(c->v);
 	c->v = NULL;
 	c->n = c->cap = 0;

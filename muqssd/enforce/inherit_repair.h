@@ -26,6 +26,7 @@ uint64_t inherit_since_ticks(uint64_t created_ns);
  * SCHED_IDLE or slice of ours that its offspring born from since on may
  * have inherited. Returns 0, or -ENOMEM. */
 int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec, uint64_t since);
-/* Once every noted task is put back: repairs their offspring, frees the
- * notes. Returns how many offspring were put back in all. */
+/* Once every noted task is put back: repairs their offspring, in two
+ * walks 50 ms apart (a fork under way joins its parent's children late),
+ * and frees the notes. Returns how many offspring were put back in all. */
 unsigned inherit_repair_run(struct inherit_repair *c);
