@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -16,16 +17,10 @@ HOG = os.path.join(BUILD, "bench", "load", "hog")
 PROBE = os.path.join(BUILD, "bench", "load", "frame-probe")
 NCPU = os.cpu_count()
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
+import term  # noqa: E402
 
-def _exit_on_sigterm(signum, _frame):
-    """meson's timeout sends SIGTERM to the test's process group, and
-    SIGKILL 0.5 s later. The daemon runs in timeout(1)'s own group and
-    misses both: as SystemExit, the test's finally blocks still stop it
-    and clean up."""
-    raise SystemExit(128 + signum)
-
-
-signal.signal(signal.SIGTERM, _exit_on_sigterm)
+term.exit_on_sigterm()
 
 
 def skip_unless_root_on_two_cpus():

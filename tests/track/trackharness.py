@@ -16,7 +16,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
+import term  # noqa: E402
 import wire  # noqa: E402
+
+term.exit_on_sigterm()
 
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
 
@@ -54,17 +57,6 @@ for line in sys.stdin:
     pid = os.posix_spawn(argv[0], argv, os.environ)
     print(pid, flush=True)
 """
-
-
-def _exit_on_sigterm(signum, _frame):
-    """meson's timeout sends SIGTERM to the test's process group, and
-    SIGKILL 0.5 s later. The daemon runs in timeout(1)'s own group and
-    misses both: as SystemExit, the test's finally blocks still stop it
-    and clean up."""
-    raise SystemExit(128 + signum)
-
-
-signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
 
 def log(*a):
