@@ -489,7 +489,8 @@ static void boost_armed(struct loop *l, size_t n)
 {
 	int rank = 0;
 
-	qsort(l->armable, n, sizeof(*l->armable), by_arm_group);
+	if (n > 1) /* armable is NULL until the first one */
+		qsort(l->armable, n, sizeof(*l->armable), by_arm_group);
 	for (size_t i = 0; i < n; i++) {
 		struct managed_task *m = l->armable[i];
 		const struct managed_task *prev = i > 0 ? l->armable[i - 1] : NULL;
