@@ -13,6 +13,12 @@
 
 #include "log.h"
 
+/* The thread named, or the process. */
+static pid_t request_id(const struct class_request *q)
+{
+	return q->tid > 0 ? q->tid : q->pid;
+}
+
 static bool alive(const struct class_request *q)
 {
 	return q->pidfd < 0 || syscall(SYS_pidfd_send_signal, q->pidfd, 0, NULL, 0) == 0;
@@ -22,7 +28,7 @@ static bool alive(const struct class_request *q)
 static bool class_request_try(struct control_client *c, struct class_request *q)
 {
 	struct control_server *s = c->server;
-	pid_t id = q->tid > 0 ? q->tid : q->pid;
+	pid_t id = request_id(q);
 	char err[256] = "";
 	int r;
 
@@ -63,7 +69,7 @@ static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
 			return 0;
 		(void)client_reply_error(c, EAGAIN,
 					 "muqssd could not read task %d in time, try again",
-					 (int)(q->tid > 0 ? q->tid : q->pid));
+					 (int)request_id(q));
 	}
 	class_request_free(c);
 	/* Its wait was ours, not the client's idling. */

@@ -87,9 +87,15 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj);
 /* The live loop (daemon_loop.c). */
 int daemon_loop_start(struct daemon *d);
 void daemon_loop_stop(struct daemon *d);
+/* Takes in tid, in scope but not yet in the table (polling lag, an event
+ * not yet read), as tracker_adopt() does: with defer, its reads are made
+ * off the loop and 0 means "not yet, ask again". 1 when there is no
+ * tracker. */
+int daemon_adopt(struct daemon *d, pid_t tid, bool defer);
 /* Puts every thread of pid (or just tid when tid > 0) in class. nice is
- * applied when nice_set. Called after authorization. On failure writes a
- * human reason into err. */
+ * applied when nice_set. Called after authorization, and after
+ * daemon_adopt() for a task that may be new. On failure writes a human
+ * reason into err. */
 int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
 		     bool nice_set, int nice, char *err, size_t errlen);
 /* The class muqssd holds tid in (enum sched_class; SCHED_CLASS_RT for a

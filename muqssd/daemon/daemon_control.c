@@ -59,11 +59,9 @@ static int ctl_adopt(void *userdata, pid_t pid, pid_t tid, uint64_t start_time)
 	pid_t id = tid > 0 ? tid : pid;
 	struct tracked_task *tt;
 
-	if (!d->tracker)
-		return 1;
-	if (tracker_adopt(d->tracker, id, true) == 0)
+	if (daemon_adopt(d, id, true) == 0)
 		return 0;
-	tt = tracker_lookup(d->tracker, id);
+	tt = d->tracker ? tracker_lookup(d->tracker, id) : NULL;
 	if (tt && start_time != CONTROL_NO_START_TIME && tt->start_time != start_time)
 		return -ESRCH;
 	return 1;

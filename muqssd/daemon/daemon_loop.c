@@ -242,6 +242,11 @@ void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt)
 		loop_task_exit(d->loop, tt);
 }
 
+int daemon_adopt(struct daemon *d, pid_t tid, bool defer)
+{
+	return d->tracker ? tracker_adopt(d->tracker, tid, defer) : 1;
+}
+
 int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
 		     bool nice_set, int nice, char *err, size_t errlen)
 {
@@ -249,11 +254,6 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 		snprintf(err, errlen, "the scheduler is not running");
 		return -EAGAIN;
 	}
-	/* In scope but not yet seen (polling lag, an event not yet read):
-	 * taken in from /proc now, start time checked as a scan does. The
-	 * control socket's requests had it read off the loop (ctl_adopt());
-	 * rtkit's are answered here. */
-	(void)tracker_adopt(d->tracker, tid > 0 ? tid : pid, false);
 	return loop_set_class(d->loop, pid, tid, class, nice_set, nice, err, errlen);
 }
 

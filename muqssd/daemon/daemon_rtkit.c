@@ -10,6 +10,10 @@
 
 static int rt_make_iso(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen)
 {
+	/* A thread just created is often not in the table yet. Its reads are
+	 * made here, on the loop: rtkit's replies do not wait for them (yet),
+	 * and its callers ask for their own running threads, not mid-exec. */
+	(void)daemon_adopt(userdata, tid, false);
 	return daemon_set_class(userdata, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
 }
 

@@ -328,8 +328,9 @@ int tracker_adopt(struct tracker *t, pid_t tid, bool defer)
 	r = adopt_process(t, status.tgid, 0, defer);
 	if (r <= 0)
 		return r;
-	/* The process is held, not this thread of it: a new one. */
-	if (!tidmap_get(&t->tasks, tid))
+	/* The process is held, not this thread of it: a new one, unless the
+	 * scan that took the process in just asked for it. */
+	if (!tidmap_get(&t->tasks, tid) && !tracker_pending_get(t, tid))
 		tracker_scan_threads(t, status.tgid, false, defer);
 	task = tidmap_get(&t->tasks, tid);
 	if (task) {
