@@ -21,8 +21,11 @@ static void usage(FILE *f)
 		"      --iso-cpu N       ISO cap in %% (default 70)\n"
 		"      --iso-mode M      machine or percpu (default machine)\n"
 		"      --seed N          skip list PRNG seed\n"
-		"  SPEC: hog|sleeper[,count=N][,nice=N][,class=normal|batch|iso|idleprio|rt]\n"
-		"        [,prio=N][,period=MS][,work=MS][,start=MS][,cpu=N]\n");
+		"  SPEC: hog|sleeper|spawner[,count=N][,nice=N]\n"
+		"        [,class=normal|batch|iso|idleprio|rt][,prio=N][,period=MS]\n"
+		"        [,work=MS][,child=MS][,start=MS][,cpu=N]\n"
+		"  A spawner is a shell loop: it runs WORK, forks a child that runs\n"
+		"  CHILD and exits, waits for it, and starts again.\n");
 }
 
 static int parse_class(const char *v, enum sched_class *out)
@@ -60,6 +63,8 @@ static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 		spec->kind = SIM_HOG;
 	else if (strcmp(tok, "sleeper") == 0)
 		spec->kind = SIM_SLEEPER;
+	else if (strcmp(tok, "spawner") == 0)
+		spec->kind = SIM_SPAWNER;
 	else
 		return -EINVAL;
 	while ((tok = strtok_r(NULL, ",", &save))) {
@@ -81,6 +86,8 @@ static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 			spec->period_ns = ms_to_ns(v);
 		else if (strcmp(tok, "work") == 0)
 			spec->work_ns = ms_to_ns(v);
+		else if (strcmp(tok, "child") == 0)
+			spec->child_work_ns = ms_to_ns(v);
 		else if (strcmp(tok, "start") == 0)
 			spec->start_ns = ms_to_ns(v);
 		else if (strcmp(tok, "cpu") == 0)
@@ -89,6 +96,17 @@ static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 			return -EINVAL;
 	}
 	return *count > 0 ? 0 : -EINVAL;
+}
+
+static const char *kind_name(enum sim_kind kind)
+{
+	switch (kind) {
+	case SIM_HOG: return "hog";
+	case SIM_SLEEPER: return "sleeper";
+	case SIM_SPAWNER: return "spawner";
+	case SIM_CHILD: return "child";
+	}
+	return "?";
 }
 
 static void report(struct sim *sim)
@@ -104,7 +122,7 @@ static void report(struct sim *sim)
 
 		iso += st->iso_runtime_ns;
 		printf("%4d %-8s %-8s %4d %8.2f %8.2f %8llu %9.3f %9.3f %9.3f\n", i,
-		       sp->kind == SIM_HOG ? "hog" : "sleeper", sched_class_name(sp->class),
+		       kind_name(sp->kind), sched_class_name(sp->class),
 		       sp->nice, 100.0 * (double)st->runtime_ns / (double)sim_now(sim),
 		       100.0 * (double)st->runtime_ns / total,
 		       (unsigned long long)st->wakeups,

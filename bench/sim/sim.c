@@ -15,9 +15,13 @@ struct sim_task {
 	bool sleeping;
 	bool woken;		/* runnable since wake_at, not run yet */
 	uint64_t wake_at;
-	uint64_t next_wake;	/* SIM_SLEEPER while sleeping */
-	uint64_t work_left;	/* SIM_SLEEPER: this period's work */
+	uint64_t next_wake;	/* while sleeping; SIM_NEVER until an event */
+	uint64_t work_left;	/* this wake-up's work; not for hogs */
+	int child;		/* SIM_SPAWNER: its child's index */
+	int parent;		/* SIM_CHILD: its spawner's index */
 };
+
+#define SIM_NEVER UINT64_MAX
 
 struct sim {
 	struct sched *sched;
@@ -80,12 +84,10 @@ void sim_free(struct sim *sim)
 	free(sim);
 }
 
-int sim_add_task(struct sim *sim, const struct sim_task_spec *spec)
+static int sim_add_one(struct sim *sim, const struct sim_task_spec *spec)
 {
 	struct sim_task *t;
 
-	if (spec->kind == SIM_SLEEPER && (!spec->period_ns || !spec->work_ns))
-		return -EINVAL;
 	if (spec->cpu >= sim->nr_cpus)
 		return -EINVAL;
 	if (sim->nr_tasks == sim->cap_tasks) {
@@ -112,8 +114,40 @@ int sim_add_task(struct sim *sim, const struct sim_task_spec *spec)
 		t->st.last_cpu = spec->cpu;
 	}
 	t->sleeping = true;
-	t->next_wake = spec->start_ns;
+	t->next_wake = spec->kind == SIM_CHILD ? SIM_NEVER : spec->start_ns;
 	return sim->nr_tasks++;
+}
+
+int sim_add_task(struct sim *sim, const struct sim_task_spec *spec)
+{
+	struct sim_task_spec child;
+	int parent, r;
+
+	if (spec->kind == SIM_SLEEPER && (!spec->period_ns || !spec->work_ns))
+		return -EINVAL;
+	if (spec->kind == SIM_SPAWNER && (!spec->work_ns || !spec->child_work_ns))
+		return -EINVAL;
+	if (spec->kind == SIM_CHILD)
+		return -EINVAL;
+	parent = sim_add_one(sim, spec);
+	if (parent < 0 || spec->kind != SIM_SPAWNER)
+		return parent;
+	child = (struct sim_task_spec){
+		.kind = SIM_CHILD,
+		.class = spec->class,
+		.nice = spec->nice,
+		.rt_priority = spec->rt_priority,
+		.work_ns = spec->child_work_ns,
+		.cpu = spec->cpu,
+	};
+	r = sim_add_one(sim, &child);
+	if (r < 0) {
+		sim->nr_tasks--;
+		return r;
+	}
+	sim->tasks[parent].child = r;
+	sim->tasks[r].parent = parent;
+	return parent;
 }
 
 static int sim_record_delay(struct sim_task *t, uint64_t delay)
@@ -143,8 +177,7 @@ static void sim_wake(struct sim *sim, struct sim_task *t)
 	t->woken = true;
 	t->wake_at = sim->now;
 	t->stats.wakeups++;
-	if (t->spec.kind == SIM_SLEEPER)
-		t->work_left = t->spec.work_ns;
+	t->work_left = t->spec.work_ns;
 	r = sched_wake(sim->sched, &t->st, sim->now, &preempt);
 	if (r >= 0 && preempt >= 0)
 		sim->resched[preempt] = true;
@@ -216,12 +249,48 @@ static uint64_t sim_next_event(struct sim *sim, uint64_t end)
 		/* Expiry is "under 100 us left", so run until exactly that point. */
 		left = st->dl.slice_ns > DEADLINE_RESCHED_NS ?
 			(uint64_t)(st->dl.slice_ns - DEADLINE_RESCHED_NS) + 1 : 1;
-		if (t->spec.kind == SIM_SLEEPER && t->work_left < left)
+		if (t->spec.kind != SIM_HOG && t->work_left < left)
 			left = t->work_left;
 		if (sim->now + left < ev)
 			ev = sim->now + left;
 	}
 	return ev;
+}
+
+/*
+ * @t, running, has done this wake-up's work. A sleeper sleeps until its
+ * next period; a spawner forks its child (MuQSS's fork: the child shares
+ * the parent's slice and deadline) and waits for it; a child exits and
+ * wakes its spawner.
+ */
+static void sim_work_done(struct sim *sim, struct sim_task *t)
+{
+	struct sim_task *other;
+
+	switch (t->spec.kind) {
+	case SIM_SLEEPER:
+		sched_dequeue(sim->sched, &t->st);
+		t->next_wake = t->spec.start_ns +
+			((sim->now - t->spec.start_ns) / t->spec.period_ns + 1) * t->spec.period_ns;
+		break;
+	case SIM_SPAWNER:
+		other = &sim->tasks[t->child];
+		sched_fork(sim->sched, &t->st, &other->st, other->st.id, sim->now);
+		other->st.data = other;
+		sched_dequeue(sim->sched, &t->st);
+		t->next_wake = SIM_NEVER;
+		sim_wake(sim, other);
+		break;
+	case SIM_CHILD:
+		sched_task_done(sim->sched, &t->st);
+		t->next_wake = SIM_NEVER;
+		other = &sim->tasks[t->parent];
+		other->next_wake = sim->now;
+		break;
+	case SIM_HOG:
+		return;
+	}
+	t->sleeping = true;
 }
 
 /* Runs every CPU's task for @dt ending at @now. */
@@ -239,16 +308,12 @@ static void sim_advance(struct sim *sim, uint64_t dt)
 			t->stats.iso_runtime_ns += dt;
 		if (sched_charge(sim->sched, cpu, dt, sim->now) == 1)
 			sim->resched[cpu] = true;
-		if (t->spec.kind != SIM_SLEEPER)
+		if (t->spec.kind == SIM_HOG)
 			continue;
 		t->work_left -= dt < t->work_left ? dt : t->work_left;
 		if (t->work_left)
 			continue;
-		/* Done for this period: sleep until the next period boundary. */
-		sched_dequeue(sim->sched, st);
-		t->sleeping = true;
-		t->next_wake = t->spec.start_ns +
-			((sim->now - t->spec.start_ns) / t->spec.period_ns + 1) * t->spec.period_ns;
+		sim_work_done(sim, t);
 		sim->resched[cpu] = true;
 	}
 }

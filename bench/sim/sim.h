@@ -18,6 +18,8 @@
 enum sim_kind {
 	SIM_HOG,	/* always runnable */
 	SIM_SLEEPER,	/* wakes every period_ns, runs work_ns, sleeps */
+	SIM_SPAWNER,	/* a shell loop: runs work_ns, forks a child, waits for it */
+	SIM_CHILD,	/* a spawner's child: runs work_ns from its fork, exits */
 };
 
 struct sim_task_spec {
@@ -26,7 +28,8 @@ struct sim_task_spec {
 	int nice;
 	int rt_priority;	/* RT only */
 	uint64_t period_ns;	/* SIM_SLEEPER */
-	uint64_t work_ns;	/* SIM_SLEEPER */
+	uint64_t work_ns;	/* SIM_SLEEPER, SIM_SPAWNER, SIM_CHILD */
+	uint64_t child_work_ns;	/* SIM_SPAWNER: its child's work */
 	uint64_t start_ns;	/* first wake-up */
 	int cpu;		/* pin to this CPU; -1 for all */
 };
@@ -48,7 +51,10 @@ int sim_new(struct sim **out, const char *desc, const struct sched_config *cfg);
 /* Frees the simulator and its tasks. */
 void sim_free(struct sim *sim);
 
-/* Adds a task before sim_run(); returns its index or -errno. */
+/*
+ * Adds a task before sim_run(); returns its index or -errno. A spawner
+ * also adds its child, at the next index: one child lives at a time.
+ */
 int sim_add_task(struct sim *sim, const struct sim_task_spec *spec);
 
 /* Runs the simulated machine until @duration_ns. 0 or -errno. */

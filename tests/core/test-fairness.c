@@ -114,6 +114,46 @@ static void test_sleeper(void)
 }
 
 /*
+ * issue 13's stall load, as MuQSS itself orders it: the frame task beside
+ * eight hogs and an exec storm (two shell loops, each forking a short
+ * child and waiting for it: bash's 0.14 ms and the child's 0.5-0.6 ms, as
+ * measured with perf stat on /bin/true and sh -c true). The woken frame
+ * task preempts the CPU whose task has the latest deadline, which is a
+ * hog's while the storm's short children hold at most one CPU each: its
+ * wake-up p99 is zero. So a live p99 of milliseconds is ours, not
+ * MuQSS's order. (Without wake-up preemption it is 5.5 ms.)
+ */
+static void test_sleeper_beside_storm(void)
+{
+	struct sim_task_spec storm = { .kind = SIM_SPAWNER, .work_ns = 140000, .cpu = -1 };
+	struct sim_task_stats *st;
+	struct sim *sim;
+	int s, sp[2];
+
+	sim = mk("pack:1 core:2 pu:1", ISO_MODE_MACHINE);
+	for (int i = 0; i < 8; i++)
+		add(sim, SIM_HOG, SCHED_CLASS_NORMAL, 0);
+	s = add(sim, SIM_SLEEPER, SCHED_CLASS_NORMAL, 0);
+	storm.child_work_ns = 500000;
+	sp[0] = sim_add_task(sim, &storm);
+	storm.child_work_ns = 600000;
+	sp[1] = sim_add_task(sim, &storm);
+	CHECK(sp[0] >= 0 && sp[1] >= 0);
+	CHECK_EQ(sim_run(sim, 20 * SEC), 0);
+	st = sim_task_stats(sim, s);
+	CHECK(sim_delay_percentile(st, 99) <= 100000);
+	for (int i = 0; i < 2; i++) {
+		/* Each loop forked and reaped a child at a time. */
+		uint64_t forks = sim_task_stats(sim, sp[i])->wakeups;
+
+		CHECK(forks > 500);
+		CHECK_RANGE(sim_task_stats(sim, sp[i] + 1)->wakeups, forks - 1, forks);
+		CHECK_EQ(sim_task_spec(sim, sp[i] + 1)->kind, SIM_CHILD);
+	}
+	sim_free(sim);
+}
+
+/*
  * A permanently runnable ISO task beside a hog on one CPU: over 60 s its ISO
  * share is iso_cpu within 2 points; it was demoted and re-promoted many times
  * (each cycle climbs 62 -> 70 and decays back: about 1.8 s).
@@ -175,6 +215,7 @@ int main(void)
 	test_nice_19();
 	test_equal_nice();
 	test_sleeper();
+	test_sleeper_beside_storm();
 	test_iso_share();
 	test_idleprio();
 	return CHECK_EXIT();
