@@ -195,17 +195,8 @@ static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_t
 	return buf;
 }
 
-void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
-{
-	struct loop_rule buf;
-
-	if (d->loop)
-		loop_task_new(d->loop, tt, rule_for(d, tt, &buf), tracker_event_ns(d->tracker),
-			      now_nsec(CLOCK_MONOTONIC));
-}
-
 /* Brings the next tick forward: between ticks, up to TICK_IDLE_NS, is
- * too long for a task just queued. */
+ * too long for a task just queued or a load just started. */
 static void pull_tick(struct daemon *d)
 {
 	uint64_t at = loop_pull_tick_ns(d->loop) / 1000, now = now_usec(CLOCK_MONOTONIC), next;
@@ -215,6 +206,15 @@ static void pull_tick(struct daemon *d)
 	if (sd_event_source_get_time(d->tick, &next) < 0 || next <= at)
 		return;
 	(void)sd_event_source_set_time(d->tick, at);
+}
+
+void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
+{
+	struct loop_rule buf;
+
+	if (d->loop && loop_task_new(d->loop, tt, rule_for(d, tt, &buf), tracker_event_ns(d->tracker),
+				     now_nsec(CLOCK_MONOTONIC)))
+		pull_tick(d);
 }
 
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)

@@ -137,10 +137,10 @@ struct loop_rule {
 /* Events, forwarded by the daemon with the rule that matches the task, or
  * NULL. event_ns is the kernel's time of the fork or exec behind it, or 0
  * when unknown (a scan). */
-void loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+/* Both return true when the tick should come sooner (loop_pull_tick_ns()):
+ * the task was queued now, or it is new work while the tick is calm. */
+bool loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		   uint64_t event_ns, uint64_t now);
-/* Returns true when the task was queued now and the tick should come
- * sooner (loop_pull_tick_ns()). */
 bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		    uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);

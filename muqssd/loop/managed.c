@@ -215,10 +215,21 @@ static void release(struct loop *l, struct managed_task *m, bool gone)
 		(void)l->lv.ops->release(l->lv.ctx, target_of(m));
 }
 
-void loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+/* New work while the tick is calm (up to TICK_IDLE_NS apart) may be the
+ * start of a load: a frame task started beside hogs would meet them in
+ * the fair class until the calm tick saw them, and miss its first frame.
+ * Not in a swarm, whose tick is slow on purpose, nor while the tick is
+ * busy anyway. */
+static bool calm_tick_pulled(const struct loop *l, const struct managed_task *m)
+{
+	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS;
+}
+
+bool loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		   uint64_t event_ns, uint64_t now)
 {
 	adopt(l, tt, rule, event_ns, now);
+	return calm_tick_pulled(l, tt->sched_data);
 }
 
 uint64_t loop_pull_tick_ns(const struct loop *l)
@@ -267,7 +278,7 @@ bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_r
 		apply_rule(l, m, rule);
 	}
 	m = tt->sched_data;
-	return m && queue_at_exec(l, m, event_ns, now);
+	return (m && queue_at_exec(l, m, event_ns, now)) || calm_tick_pulled(l, m);
 }
 
 void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,

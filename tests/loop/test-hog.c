@@ -250,6 +250,66 @@ static void test_swarm(void)
 	fk_done(&fk);
 }
 
+/* A load that starts while the tick is calm (50 ms apart) is seen at once:
+ * each new task, at its fork or exec, brings the tick forward. Not while
+ * the tick is busy anyway, nor in a swarm, whose slow tick is on purpose,
+ * nor for a task we never touch. */
+static void test_new_work_pulls_calm_tick(void)
+{
+	enum { N = 2 * SWARM_PER_CPU + 8 };
+	struct fk_task *t;
+	uint64_t tick;
+
+	fk_init(&fk, "pu:2");
+	fk_add(&fk, 100, 100, 1, "shell");
+	fk_set_state(&fk, 100, 'S', 0);
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 200 * MS);
+	CHECK_EQ(fk.loop->tick_ns, TICK_IDLE_NS);
+	t = fk_add(&fk, 200, 200, 100, "game");
+	CHECK(loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	CHECK(loop_pull_tick_ns(fk.loop) <= fk.now + TICK_ACTIVE_NS);
+	t = fk_add(&fk, 201, 201, 100, "hog");
+	CHECK(loop_task_exec(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	/* Someone else's realtime task: nothing to act on. */
+	t = fk_add(&fk, 202, 202, 100, "rt");
+	t->tt.policy = SCHED_FIFO;
+	t->tt.rt_priority = 50;
+	CHECK(!loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	fk_done(&fk);
+
+	/* Busy: a sleeper beside three hogs, the tick is short already. */
+	fk_init(&fk, "pu:2");
+	for (int i = 0; i < 3; i++)
+		fk_add_hog(&fk, 100 + i);
+	fk_add(&fk, 150, 150, 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 200 * MS);
+	for (int n = 0; n < 20; n++) {
+		fk_set_state(&fk, 150, n % 2 ? 'S' : 'R', 300);
+		fk_tick(&fk, 2 * MS);
+	}
+	CHECK(fk.loop->tick_ns <= TICK_BUSY_MAX_NS);
+	t = fk_add(&fk, 200, 200, 1, "new");
+	CHECK(!loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	fk_done(&fk);
+
+	/* A swarm. */
+	fk_init(&fk, "pu:2");
+	for (int i = 0; i < N; i++)
+		fk_add(&fk, 200 + i, 200, 1, "chatty");
+	fk_start(&fk, 1000 * MS);
+	for (int n = 0; n < 100; n++) {
+		for (int i = 0; i < N; i++)
+			fk_set_state(&fk, 200 + i, (n + i) % 4 ? 'S' : 'R', 300);
+		tick = fk_tick(&fk, 2 * MS);
+	}
+	CHECK_EQ(tick, TICK_SWARM_NS);
+	t = fk_add(&fk, 300, 300, 1, "new");
+	CHECK(!loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	fk_done(&fk);
+}
+
 /* A worker that blocks between requests, beside a hog on one CPU: each
  * tick finds it R and it uses 80% of the CPU, but its voluntary switches
  * grow, so it never is a hog and its wake-ups stay queued ahead of the
@@ -351,6 +411,7 @@ int main(void)
 	test_born_hog();
 	test_busy_worker_is_no_hog();
 	test_swarm();
+	test_new_work_pulls_calm_tick();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
 	return CHECK_EXIT();
