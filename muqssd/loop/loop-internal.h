@@ -68,6 +68,8 @@ _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_
  * it the 60 Hz frame task beside 8 hogs started with it ran its first
  * 100 ms as on the stock kernel, and missed 2-6 frames each round. */
 #define HOG_BORN_NVCSW 4
+/* ... and such a task is a hog once it has run this long. */
+#define HOG_BORN_CPU_NS (2ULL * 1000 * 1000)
 /* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
  * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
  * shells, a thread pool). The kernel orders so many equals as well as
@@ -120,6 +122,7 @@ struct managed_task {
 	bool slice_set;
 	bool hog;		/* used its last slice without sleeping */
 	bool slept;		/* seen asleep since its slice began */
+	bool sliced;		/* a slice of it has run out since we met it */
 	bool idle_policy;
 	bool stopped;
 	bool on_idle_list;

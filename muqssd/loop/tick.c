@@ -241,7 +241,15 @@ static void account_task(struct tracked_task *tt, void *userdata)
 			(void)sched_enqueue(l->core, &m->st, cpu, now);
 		}
 	}
+	/* CPU-bound from birth, it is a hog before its first slice runs out:
+	 * eight such tasks on two CPUs take 30 ms to use 6 ms each, and a
+	 * frame task started with them met them in the fair class meanwhile
+	 * (its first frame late). */
+	if (!expired && !m->sliced && !m->slept && runnable && tt->nvcsw <= HOG_BORN_NVCSW &&
+	    tt->cpu_ns >= HOG_BORN_CPU_NS)
+		expired = true;
 	if (expired) {
+		m->sliced = true;
 		/* ISO and IDLEPRIO keep their class's rules; only normal work
 		 * can be a hog, and ISO work over its cap. Asked of the cap,
 		 * not of the key: a hog's key is not rekeyed when the cap

@@ -72,6 +72,7 @@ static void test_einval_rereads_mask(void)
 
 	fk_init(&fk, "pu:2");
 	a = fk_add(&fk, 100, 100, 1, "moved");
+	a->tt.nvcsw = 10; /* it has slept before: no hog from birth */
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
 	fk_run(&fk, 100 * MS);
@@ -147,6 +148,7 @@ static void test_exec_settle(void)
 	fk_run(&fk, 100 * MS);
 
 	b = fk_add(&fk, 500, 500, 1, "launcher");
+	b->tt.nvcsw = 10; /* it has waited before: no hog from birth */
 	loop_task_new(fk.loop, &b->tt, NULL, fk.now - 1 * MS, fk.now);
 	fk_set_state(&fk, 500, 'R', 100);
 	b->tt.state = 'R';

@@ -199,6 +199,36 @@ static void test_born_hog(void)
 	}
 }
 
+/* Four hogs share a CPU, each using a quarter of it. Born CPU-bound, each
+ * is a hog once it has run HOG_BORN_CPU_NS (8 ms in), not when its first
+ * 6 ms slice runs out (24 ms in): a frame task started with them must not
+ * meet them in the fair class that long. With a history of blocking, a
+ * task is a hog only at the end of a slice. */
+static void test_born_hog_before_its_slice(void)
+{
+	for (int born = 1; born >= 0; born--) {
+		uint64_t start, found = 0;
+
+		fk_init(&fk, "pu:1");
+		for (int i = 0; i < 4; i++)
+			fk_add(&fk, 100 + i, 100 + i, 1, "hog")->tt.nvcsw = born ? 0 : 5000;
+		fk_start(&fk, 1000 * MS);
+		start = fk.now;
+		for (int i = 0; i < 4; i++)
+			fk_set_state(&fk, 100 + i, 'R', 250);
+		while (!found && fk.now - start < 100 * MS) {
+			fk_tick(&fk, 2 * MS);
+			if (fk_view(&fk, 100).hog)
+				found = fk.now - start;
+		}
+		if (born)
+			CHECK(found >= 8 * MS && found < 12 * MS);
+		else
+			CHECK(found >= 24 * MS);
+		fk_done(&fk);
+	}
+}
+
 /* A swarm (more than SWARM_PER_CPU chatty threads per CPU ran lately)
  * beside a settled hog: left to the kernel, at TICK_SWARM_NS, and what
  * was pinned and boosted before it formed goes back. Once it thins out,
@@ -409,6 +439,7 @@ int main(void)
 	test_hog_and_back();
 	test_contention_comes_and_goes();
 	test_born_hog();
+	test_born_hog_before_its_slice();
 	test_busy_worker_is_no_hog();
 	test_swarm();
 	test_new_work_pulls_calm_tick();

@@ -134,6 +134,7 @@ static void test_recent_unpin(void)
 	fk_init(&fk, "pu:2");
 	fk.slice_supported = false;
 	p = fk_add(&fk, 300, 300, 1, "parent");
+	p->tt.nvcsw = 10; /* it has slept before: no hog from birth */
 	fk_add_hog(&fk, 900);
 	fk_start(&fk, 1 * S);
 	fk_run(&fk, 100 * MS);
