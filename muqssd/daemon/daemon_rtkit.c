@@ -7,13 +7,25 @@
 
 #include "log.h"
 #include "rtkit.h"
+#include "tracker.h"
+
+/* A thread just created is often not in the table yet: its reads are
+ * made off the loop, and the request waits for them. One out of scope is
+ * left to the class change to refuse. The table's entry must be a thread
+ * of the process authorized: a tid reused elsewhere is not. */
+static int rt_adopt(void *userdata, pid_t pid, pid_t tid)
+{
+	struct daemon *d = userdata;
+	struct tracked_task *tt;
+
+	if (daemon_adopt(d, tid, true) == 0)
+		return 0;
+	tt = d->tracker ? tracker_lookup(d->tracker, tid) : NULL;
+	return tt && tt->tgid != pid ? -ESRCH : 1;
+}
 
 static int rt_make_iso(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen)
 {
-	/* A thread just created is often not in the table yet. Its reads are
-	 * made here, on the loop: rtkit's replies do not wait for them (yet),
-	 * and its callers ask for their own running threads, not mid-exec. */
-	(void)daemon_adopt(userdata, tid, false);
 	return daemon_set_class(userdata, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
 }
 
@@ -36,6 +48,7 @@ static int rt_set_nice(void *userdata, pid_t pid, pid_t tid, int nice, char *err
 int daemon_rtkit_start(struct daemon *d)
 {
 	static const struct rtkit_ops ops = {
+		.adopt = rt_adopt,
 		.make_iso = rt_make_iso,
 		.set_nice = rt_set_nice,
 	};

@@ -17,33 +17,47 @@
 #define RTKIT_MIN_NICE_LEVEL (-15)
 #define RTKIT_RTTIME_USEC_MAX 200000
 
+/* A real-time request for a thread the daemon has not read yet waits
+ * for those reads, made off the loop (a stat read waits for an exec to
+ * end): asked again every RTKIT_RETRY_USEC, for up to RTKIT_WAIT_USEC. */
+#define RTKIT_RETRY_USEC 2000
+#define RTKIT_WAIT_USEC 1000000
+
 struct rtkit_ops {
+	/* 1 when the daemon has read tid, a thread of pid; 0 while its reads
+	 * are under way (asked again); -ESRCH when it is no such thread. */
+	int (*adopt)(void *userdata, pid_t pid, pid_t tid);
 	/* Called after authorization, with tid checked to still be the thread
 	 * the caller named. Write a reason into err on failure. */
 	int (*make_iso)(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen);
 	int (*set_nice)(void *userdata, pid_t pid, pid_t tid, int nice, char *err, size_t errlen);
 };
 
-/* The thread a request names, pinned by its start time. */
+/* The thread a request names, and its process held by a pidfd opened
+ * before anything was read of it. */
 struct rtkit_target {
 	pid_t pid;
 	pid_t tid;
-	uint64_t start_time;
+	int pidfd;
 };
 
 /* rtkit_auth.c. May caller_uid act on thread of process (UINT64_MAX: the
- * caller's own process; thread 0: the process's main thread)? Fills *ret.
- * 0; -ESRCH no such thread in that process; -EPERM another user's thread
- * (root may name any). err gets the reason for the caller. */
+ * caller's own process; thread 0: the process's main thread)? Fills *ret,
+ * whose pidfd the caller closes (also on failure: -1 then). It reads
+ * only /proc's status, which never waits on the task: this runs on the
+ * daemon's loop. 0; -ESRCH no such thread in that process; -EPERM
+ * another user's thread (root may name any). err gets the reason for the
+ * caller. */
 int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64_t thread,
 		    struct rtkit_target *ret, char *err, size_t errlen);
 /* rtkit's bounds: priority 1..RTKIT_MAX_REALTIME_PRIORITY, nice
  * RTKIT_MIN_NICE_LEVEL..19. 0 or -EPERM with the reason. */
 int rtkit_check_priority(uint32_t priority, char *err, size_t errlen);
 int rtkit_check_nice(int32_t nice, char *err, size_t errlen);
-/* Is the target still the thread it was when authorized? 0 or -ESRCH.
- * pidfd (or -1) pins the process while the request is decided. */
-int rtkit_target_recheck(const struct rtkit_target *t, int pidfd);
+/* Is the target still the thread it was when authorized: its process
+ * alive, and tid one of its threads (a tid reused in another process is
+ * not)? 0 or -ESRCH. */
+int rtkit_target_recheck(const struct rtkit_target *t);
 /* The D-Bus error name rtkit answers -errno with. */
 const char *rtkit_error_name(int error);
 

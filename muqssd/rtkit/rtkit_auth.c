@@ -1,5 +1,7 @@
 /* Who may ask what of rtkit, decided as rtkit-daemon does: the caller's uid
- * must own the thread, and the thread is pinned by its start time. */
+ * must own the thread. rtkit-daemon pins the thread by its start time, a
+ * read of /proc's stat, which waits while the task is in an exec; we hold
+ * its process by a pidfd opened before the reads instead. */
 #include "rtkit.h"
 
 #include <errno.h>
@@ -19,6 +21,7 @@ int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64
 	uid_t owner;
 	int r;
 
+	ret->pidfd = -1;
 	if (process == UINT64_MAX)
 		process = (uint64_t)caller_pid;
 	if (process == 0 || process > PID_MAX_LIMIT || thread > PID_MAX_LIMIT) {
@@ -27,14 +30,19 @@ int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64
 	}
 	pid = (pid_t)process;
 	tid = thread ? (pid_t)thread : pid;
+	/* First: what is read next is then of the process it holds, as long
+	 * as that lives (rtkit_target_recheck()). */
+	ret->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (ret->pidfd < 0) {
+		snprintf(err, errlen, "no such process %d", (int)pid);
+		return -ESRCH;
+	}
 	r = proc_tgid(tid, &tgid);
 	if (r < 0 || tgid != pid) {
 		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
 		return -ESRCH;
 	}
-	r = proc_start_time(pid, tid, &ret->start_time);
-	if (r >= 0)
-		r = proc_real_uid(pid, tid, &owner);
+	r = proc_real_uid(pid, tid, &owner);
 	if (r < 0) {
 		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
 		return -ESRCH;
@@ -68,13 +76,13 @@ int rtkit_check_nice(int32_t nice, char *err, size_t errlen)
 	return 0;
 }
 
-int rtkit_target_recheck(const struct rtkit_target *t, int pidfd)
+int rtkit_target_recheck(const struct rtkit_target *t)
 {
-	uint64_t st;
+	pid_t tgid;
 
-	if (pidfd >= 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+	if (t->pidfd < 0 || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0)
 		return -ESRCH;
-	if (proc_start_time(t->pid, t->tid, &st) < 0 || st != t->start_time)
+	if (proc_tgid(t->tid, &tgid) < 0 || tgid != t->pid)
 		return -ESRCH;
 	return 0;
 }

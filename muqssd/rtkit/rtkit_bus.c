@@ -1,7 +1,9 @@
 /* The bus side of rtkit: the object, the name, and each request's life.
  * The caller's uid and pid are asked of the bus asynchronously
  * (GetConnectionCredentials), so the daemon's loop never waits on
- * dbus-daemon, a task it may itself be scheduling. */
+ * dbus-daemon, a task it may itself be scheduling; nor on the thread
+ * named, whose reads the daemon makes off the loop while the request
+ * waits on a timer. */
 #include "rtkit.h"
 
 #include <errno.h>
@@ -9,7 +11,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <systemd/sd-bus.h>
 
@@ -27,10 +28,16 @@ struct rtkit_request {
 	bool realtime;
 	uint64_t process, thread;
 	int32_t value; /* priority or nice */
+	/* Once authorized: */
+	uid_t uid;
+	struct rtkit_target t;
+	sd_event_source *retry; /* while the daemon reads the thread */
+	uint64_t give_up_usec;
 	struct rtkit_request *prev, *next;
 };
 
 struct rtkit_server {
+	sd_event *event;
 	sd_bus *bus;
 	sd_bus_slot *object_slot;
 	sd_bus_slot *name_slot;
@@ -57,6 +64,9 @@ static void request_free(struct rtkit_request *req)
 	if (req->next)
 		req->next->prev = req->prev;
 	s->n_pending--;
+	sd_event_source_disable_unref(req->retry);
+	if (req->t.pidfd >= 0)
+		close(req->t.pidfd);
 	sd_bus_slot_unref(req->slot);
 	sd_bus_message_unref(req->m);
 	free(req);
@@ -67,41 +77,93 @@ static int reply_error(sd_bus_message *m, int r, const char *err)
 	return sd_bus_reply_method_errorf(m, rtkit_error_name(r), "%s", err[0] ? err : strerror(-r));
 }
 
-static int request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
+static void reply_sent(int r)
+{
+	if (r < 0)
+		log_warning_errno(r, "rtkit: cannot send a reply, ignoring: %m");
+}
+
+/* Carries out an authorized request, unless the daemon is still reading
+ * its thread: true when answered. */
+static bool request_try(struct rtkit_request *req)
 {
 	struct rtkit_server *s = req->s;
-	struct rtkit_target t;
+	const struct rtkit_target *t = &req->t;
 	char err[256] = "";
-	int pidfd, r;
+	int r;
 
-	r = rtkit_authorize(uid, caller, req->process, req->thread, &t, err, sizeof(err));
+	r = rtkit_target_recheck(t);
+	if (r >= 0) {
+		r = s->ops.adopt(s->userdata, t->pid, t->tid);
+		if (r == 0)
+			return false;
+	}
+	if (r < 0)
+		snprintf(err, sizeof(err), "thread %d is gone", (int)t->tid);
+	else if (req->realtime)
+		r = s->ops.make_iso(s->userdata, t->pid, t->tid, err, sizeof(err));
+	else
+		r = s->ops.set_nice(s->userdata, t->pid, t->tid, req->value, err, sizeof(err));
+	if (r < 0) {
+		reply_sent(reply_error(req->m, r, err));
+		return true;
+	}
+	if (req->realtime)
+		log_info("rtkit: uid %u put thread %d of %d in iso (asked SCHED_RR %d)",
+			 (unsigned)req->uid, (int)t->tid, (int)t->pid, req->value);
+	else
+		log_info("rtkit: uid %u set nice %d on thread %d of %d", (unsigned)req->uid,
+			 req->value, (int)t->tid, (int)t->pid);
+	reply_sent(sd_bus_reply_method_return(req->m, NULL));
+	return true;
+}
+
+static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
+{
+	struct rtkit_request *req = userdata;
+
+	if (!request_try(req)) {
+		if (usec < req->give_up_usec &&
+		    sd_event_source_set_time(src, usec + RTKIT_RETRY_USEC) >= 0 &&
+		    sd_event_source_set_enabled(src, SD_EVENT_ONESHOT) >= 0)
+			return 0;
+		reply_sent(sd_bus_reply_method_errorf(
+			req->m, rtkit_error_name(-EAGAIN),
+			"muqssd could not read thread %d in time, try again", (int)req->t.tid));
+	}
+	request_free(req);
+	return 0;
+}
+
+/* Authorizes the request and carries it out, or has it wait for the
+ * daemon's reads: true when answered (req may be freed). */
+static bool request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
+{
+	struct rtkit_server *s = req->s;
+	char err[256] = "";
+	uint64_t now;
+	int r;
+
+	req->uid = uid;
+	r = rtkit_authorize(uid, caller, req->process, req->thread, &req->t, err, sizeof(err));
 	if (r < 0) {
 		log_info("rtkit: refused uid %u on thread %llu: %s", (unsigned)uid,
 			 (unsigned long long)req->thread, err);
-		return reply_error(req->m, r, err);
+		reply_sent(reply_error(req->m, r, err));
+		return true;
 	}
-	/* Opened after the start time was read: when it still matches, the
-	 * pidfd is the process that was authorized. */
-	pidfd = (int)syscall(SYS_pidfd_open, t.pid, 0);
-	r = rtkit_target_recheck(&t, pidfd);
+	if (request_try(req))
+		return true;
+	r = sd_event_now(s->event, CLOCK_MONOTONIC, &now);
+	if (r >= 0)
+		r = sd_event_add_time(s->event, &req->retry, CLOCK_MONOTONIC,
+				      now + RTKIT_RETRY_USEC, 0, on_retry, req);
 	if (r < 0) {
-		snprintf(err, sizeof(err), "thread %d is gone", (int)t.tid);
-	} else if (req->realtime) {
-		r = s->ops.make_iso(s->userdata, t.pid, t.tid, err, sizeof(err));
-	} else {
-		r = s->ops.set_nice(s->userdata, t.pid, t.tid, req->value, err, sizeof(err));
+		reply_sent(reply_error(req->m, r, ""));
+		return true;
 	}
-	if (pidfd >= 0)
-		close(pidfd);
-	if (r < 0)
-		return reply_error(req->m, r, err);
-	if (req->realtime)
-		log_info("rtkit: uid %u put thread %d of %d in iso (asked SCHED_RR %d)",
-			 (unsigned)uid, (int)t.tid, (int)t.pid, req->value);
-	else
-		log_info("rtkit: uid %u set nice %d on thread %d of %d", (unsigned)uid, req->value,
-			 (int)t.tid, (int)t.pid);
-	return sd_bus_reply_method_return(req->m, NULL);
+	req->give_up_usec = now + RTKIT_WAIT_USEC;
+	return false;
 }
 
 /* Reads UnixUserID and ProcessID out of GetConnectionCredentials' a{sv}. */
@@ -153,10 +215,10 @@ static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 		log_warning_errno(r, "rtkit: cannot read a caller's credentials from the bus: %m");
 		(void)sd_bus_reply_method_errorf(req->m, rtkit_error_name(-EIO),
 						 "cannot read the caller's credentials");
-	} else {
-		r = request_decide(req, (uid_t)uid, (pid_t)pid);
-		if (r < 0)
-			log_warning_errno(r, "rtkit: cannot send a reply, ignoring: %m");
+	} else if (!request_decide(req, (uid_t)uid, (pid_t)pid)) {
+		/* Waiting: the bus call is done with, the request is not. */
+		req->slot = sd_bus_slot_unref(req->slot);
+		return 0;
 	}
 	request_free(req);
 	return 0;
@@ -190,7 +252,7 @@ static int request_start(sd_bus_message *m, struct rtkit_server *s, bool realtim
 		return -ENOMEM;
 	*req = (struct rtkit_request){ .s = s, .m = sd_bus_message_ref(m), .realtime = realtime,
 				       .process = process, .thread = thread, .value = value,
-				       .next = s->pending };
+				       .t.pidfd = -1, .next = s->pending };
 	if (s->pending)
 		s->pending->prev = req;
 	s->pending = req;
@@ -299,6 +361,7 @@ int rtkit_server_new(struct rtkit_server **ret, sd_event *event, const struct rt
 		return -ENOMEM;
 	s->ops = *ops;
 	s->userdata = userdata;
+	s->event = sd_event_ref(event);
 	s->rttime_usec_max = RTKIT_RTTIME_USEC_MAX;
 	s->max_realtime_priority = RTKIT_MAX_REALTIME_PRIORITY;
 	s->min_nice_level = RTKIT_MIN_NICE_LEVEL;
@@ -342,6 +405,7 @@ struct rtkit_server *rtkit_server_free(struct rtkit_server *s)
 		(void)sd_bus_detach_event(s->bus);
 		sd_bus_close_unref(s->bus);
 	}
+	sd_event_unref(s->event);
 	free(s);
 	return NULL;
 }

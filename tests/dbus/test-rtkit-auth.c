@@ -2,9 +2,11 @@
  * thread that is not the one authorized. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rtkit.h"
@@ -29,6 +31,13 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void done(struct rtkit_target *t)
+{
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}
+
 /* The caller's own process and its threads; thread 0 is the main one. */
 static void test_own_threads(void)
 {
@@ -38,8 +47,10 @@ static void test_own_threads(void)
 
 	check(rtkit_authorize(4242, getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == -EPERM ||
 	      getuid() == 4242);
+	done(&t);
 	check(rtkit_authorize(getuid(), getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == 0);
-	check(t.pid == getpid() && t.tid == getpid() && t.start_time > 0);
+	check(t.pid == getpid() && t.tid == getpid() && t.pidfd >= 0);
+	done(&t);
 
 	pthread_mutex_lock(&lock);
 	check(pthread_create(&th, NULL, worker, NULL) == 0);
@@ -47,12 +58,37 @@ static void test_own_threads(void)
 		usleep(1000);
 	check(rtkit_authorize(getuid(), 1, getpid(), (uint64_t)worker_tid, &t, err, sizeof(err)) == 0);
 	check(t.pid == getpid() && t.tid == worker_tid);
-	check(rtkit_target_recheck(&t, -1) == 0);
-	/* Another start time is another thread that reused the tid. */
-	t.start_time++;
-	check(rtkit_target_recheck(&t, -1) == -ESRCH);
+	check(rtkit_target_recheck(&t) == 0);
+	/* A tid that is no thread of the process (here: its parent's). */
+	t.tid = getppid();
+	check(rtkit_target_recheck(&t) == -ESRCH);
+	t.tid = worker_tid;
 	pthread_mutex_unlock(&lock);
 	check(pthread_join(th, NULL) == 0);
+	/* The thread is gone. */
+	check(rtkit_target_recheck(&t) == -ESRCH);
+	done(&t);
+}
+
+/* A process authorized and then gone: its pidfd says so, whoever holds
+ * its pid next. */
+static void test_process_gone(void)
+{
+	struct rtkit_target t;
+	char err[256];
+	pid_t child = fork();
+
+	check(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	check(rtkit_authorize(getuid(), getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
+	check(rtkit_target_recheck(&t) == 0);
+	check(kill(child, SIGKILL) == 0);
+	check(waitpid(child, NULL, 0) == child);
+	check(rtkit_target_recheck(&t) == -ESRCH);
+	done(&t);
 }
 
 /* Another user's thread is refused, with the owner named; root may. */
@@ -63,11 +99,14 @@ static void test_other_user(void)
 	uid_t other = getuid() == 4242 ? 4243 : 4242;
 
 	check(rtkit_authorize(other, getpid(), getpid(), 0, &t, err, sizeof(err)) == -EPERM);
+	done(&t);
 	check(strstr(err, "belongs to uid"));
 	check(strcmp(rtkit_error_name(-EPERM), "org.freedesktop.DBus.Error.AccessDenied") == 0);
 	/* PID 1 belongs to root: a user may not, root may. */
 	check(rtkit_authorize(other, getpid(), 1, 0, &t, err, sizeof(err)) == -EPERM);
+	done(&t);
 	check(rtkit_authorize(0, getpid(), 1, 0, &t, err, sizeof(err)) == 0);
+	done(&t);
 }
 
 /* A thread must be in the process named; nonsense pids are no process. */
@@ -77,11 +116,14 @@ static void test_wrong_process(void)
 	char err[256];
 
 	check(rtkit_authorize(getuid(), getpid(), getpid(), 1, &t, err, sizeof(err)) == -ESRCH);
+	done(&t);
 	check(rtkit_authorize(getuid(), getpid(), 0, 0, &t, err, sizeof(err)) == -ESRCH);
+	check(t.pidfd == -1);
 	check(rtkit_authorize(getuid(), getpid(), UINT64_C(1) << 40, 0, &t, err, sizeof(err)) ==
 	      -ESRCH);
 	check(rtkit_authorize(getuid(), getpid(), getpid(), UINT64_C(1) << 40, &t, err,
 			      sizeof(err)) == -ESRCH);
+	done(&t);
 	check(strcmp(rtkit_error_name(-ESRCH), "org.freedesktop.DBus.Error.Failed") == 0);
 }
 
@@ -107,6 +149,7 @@ static void test_bounds(void)
 int main(void)
 {
 	test_own_threads();
+	test_process_gone();
 	test_other_user();
 	test_wrong_process();
 	test_bounds();

@@ -4,11 +4,17 @@ PipeWire's module-rt makes (Properties.Get of MaxRealtimePriority,
 MinNiceLevel, RTTimeUSecMax; MakeThreadRealtimeWithPID;
 MakeThreadHighPriorityWithPID) as an unprivileged user. The user's own
 thread becomes ISO and gets its nice; another user's thread, and requests
-past the advertised bounds, get rtkit's AccessDenied."""
+past the advertised bounds, get rtkit's AccessDenied.
+
+The daemon's loop reads no stat file for a request (a stat read waits
+while its task is in an exec: strace on the daemon sees none by the loop
+thread), and a request for a thread the daemon is still reading waits
+for that read (every read is slowed to 300 ms here) and then succeeds."""
 
 import atexit
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -22,9 +28,11 @@ from sched_util import Daemon, Scope, threads_of  # noqa: E402
 
 RTKIT = ["org.freedesktop.RealtimeKit1", "/org/freedesktop/RealtimeKit1",
          "org.freedesktop.RealtimeKit1"]
-# A process of two threads that only sleeps.
-USER_PROG = ("/usr/bin/python3 -c 'import threading,time; "
-             "threading.Thread(target=time.sleep, args=(50,)).start(); time.sleep(50)'")
+# A process of two threads that only sleeps; SIGUSR1 starts one more.
+USER_PROG = ("/usr/bin/python3 -c 'import signal,threading,time; "
+             "new = lambda *a: threading.Thread(target=time.sleep, args=(50,)).start(); "
+             "signal.signal(signal.SIGUSR1, new); new(); time.sleep(50)'")
+STAT_DELAY_MS = 300
 
 
 def busctl(*args, user=True):
@@ -72,7 +80,9 @@ def main():
     scope = Scope([" ".join(SETPRIV) + " " + USER_PROG, "sleep 50"], limit=60)
     failed = []
     try:
+        os.environ["MUQSSD_TEST_STAT_DELAY_MS"] = str(STAT_DELAY_MS)
         d = Daemon(scope.root.pid, tmp, config=conf)
+        del os.environ["MUQSSD_TEST_STAT_DELAY_MS"]
         end = time.monotonic() + 10
         user = root_task = None
         while time.monotonic() < end and not (user and len(threads_of(user)) == 2 and root_task):
@@ -97,8 +107,23 @@ def main():
                                        "MinNiceLevel": "v i -15",
                                        "RTTimeUSecMax": "v x 200000"}, props)
 
+        trace = os.path.join(tmp, "strace.out")
+        tracer = None
+        if shutil.which("strace"):
+            tracer = subprocess.Popen(["timeout", "-s", "KILL", "20", "strace", "-f", "-qq",
+                                       "-e", "trace=openat", "-o", trace, "-p", str(d.pid)],
+                                      stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
         p = call("MakeThreadRealtimeWithPID", "ttu", user, worker, 10)
         expect("own thread made realtime", p.returncode == 0, p.stderr)
+        if tracer:
+            time.sleep(0.1)
+            tracer.terminate()
+            tracer.wait(timeout=10)
+            with open(trace, errors="replace") as f:
+                on_loop = [ln.strip() for ln in f
+                           if ln.startswith(f"{d.pid} ") and re.search(r'/stat"', ln)]
+            expect("no stat read on the loop for the request", not on_loop, on_loop[:3])
         t = task_of(d, worker)
         expect("own thread is iso", t and t["class"] == "iso", t)
         t = task_of(d, user)
@@ -127,6 +152,21 @@ def main():
                p.returncode != 0 and "Access denied" in p.stderr, p.stderr)
         p = call("MakeThreadRealtimeWithPID", "ttu", user, 1, 10)
         expect("a thread not in the process named fails", p.returncode != 0, p.stderr)
+
+        # A thread the daemon is still reading: the request waits for it.
+        before = set(threads_of(user))
+        os.kill(user, signal.SIGUSR1)
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not set(threads_of(user)) - before:
+            time.sleep(0.005)
+        new = max(set(threads_of(user)) - before, default=None)
+        began = time.monotonic()
+        p = call("MakeThreadRealtimeWithPID", "ttu", user, new or 0, 10)
+        took = time.monotonic() - began
+        print(f"new thread {new}: answered in {took * 1000:.0f} ms")
+        expect("a thread still being read made realtime", new and p.returncode == 0, p.stderr)
+        t = task_of(d, new) if new else None
+        expect("and it is iso", t and t["class"] == "iso", t)
         t = task_of(d, user)
         expect("main thread still normal", t and t["class"] == "normal", t)
 
