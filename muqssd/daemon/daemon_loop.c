@@ -195,12 +195,15 @@ static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_t
 	return buf;
 }
 
-/* Brings the next tick forward: between ticks, up to TICK_IDLE_NS, is
- * too long for a task just queued or a load just started. */
-static void pull_tick(struct daemon *d)
+/* Brings the next tick forward to at_ns, if any: between ticks, up to
+ * TICK_IDLE_NS, is too long for a task just queued or a load just
+ * started. */
+static void pull_tick(struct daemon *d, uint64_t at_ns)
 {
-	uint64_t at = loop_pull_tick_ns(d->loop) / 1000, now = now_usec(CLOCK_MONOTONIC), next;
+	uint64_t at = at_ns / 1000, now = now_usec(CLOCK_MONOTONIC), next;
 
+	if (!at_ns)
+		return;
 	if (at < now)
 		at = now;
 	if (sd_event_source_get_time(d->tick, &next) < 0 || next <= at)
@@ -212,9 +215,9 @@ void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
 {
 	struct loop_rule buf;
 
-	if (d->loop && loop_task_new(d->loop, tt, rule_for(d, tt, &buf), tracker_event_ns(d->tracker),
-				     now_nsec(CLOCK_MONOTONIC)))
-		pull_tick(d);
+	if (d->loop)
+		pull_tick(d, loop_task_new(d->loop, tt, rule_for(d, tt, &buf),
+					   tracker_event_ns(d->tracker), now_nsec(CLOCK_MONOTONIC)));
 }
 
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)
@@ -225,8 +228,8 @@ void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)
 	if (!d->loop)
 		return;
 	rule = rule_for(d, tt, &buf);
-	if (loop_task_exec(d->loop, tt, rule, tracker_event_ns(d->tracker), now_nsec(CLOCK_MONOTONIC)))
-		pull_tick(d);
+	pull_tick(d, loop_task_exec(d->loop, tt, rule, tracker_event_ns(d->tracker),
+				    now_nsec(CLOCK_MONOTONIC)));
 }
 
 void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,

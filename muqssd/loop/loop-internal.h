@@ -136,6 +136,12 @@ struct loop {
 	struct loop_counters counters;
 	uint64_t tick_ns;
 	uint64_t last_tick_ns;
+	/* How soon after the last tick new work brings the next one: doubled
+	 * by each calm tick that found no contention, up to
+	 * TICK_BUSY_MAX_NS (a configure script's stream of short processes
+	 * pulled 490 ticks a second, not 33); back to TICK_ACTIVE_NS once
+	 * the loop is idle or busy. */
+	uint64_t pull_ns;
 	uint64_t iso_carry_ns;
 	int nr_cpus;
 	bool *resched;		/* per CPU, this tick */

@@ -137,12 +137,13 @@ struct loop_rule {
 /* Events, forwarded by the daemon with the rule that matches the task, or
  * NULL. event_ns is the kernel's time of the fork or exec behind it, or 0
  * when unknown (a scan). */
-/* Both return true when the tick should come sooner (loop_pull_tick_ns()):
- * the task was queued now, or it is new work while the tick is calm. */
-bool loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
-		   uint64_t event_ns, uint64_t now);
-bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
-		    uint64_t event_ns, uint64_t now);
+/* Both return when the next tick should come at the latest (ns, as now),
+ * or 0: TICK_ACTIVE_NS after the last tick for a task queued now; for new
+ * work while the tick is calm, a little later each time (see pull_ns). */
+uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+		       uint64_t event_ns, uint64_t now);
+uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+			uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);
 /* A fork at its event, before the child is read: a pin the child copied
  * from parent goes back at once. Until its read (which waits while the
@@ -152,9 +153,6 @@ void loop_task_exit(struct loop *l, struct tracked_task *tt);
  * loop_task_new(). */
 void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,
 		      uint64_t fork_ns);
-/* When the next tick should run at the latest, after a task was queued
- * between ticks: TICK_ACTIVE_NS after the last one. */
-uint64_t loop_pull_tick_ns(const struct loop *l);
 
 /* Puts every thread of pid (or just tid when tid > 0) in class, and sets
  * its nice when nice_set. Called after authorization. On failure writes a

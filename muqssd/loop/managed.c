@@ -220,21 +220,17 @@ static void release(struct loop *l, struct managed_task *m, bool gone)
  * the fair class until the calm tick saw them, and miss its first frame.
  * Not in a swarm, whose tick is slow on purpose, nor while the tick is
  * busy anyway. */
-static bool calm_tick_pulled(const struct loop *l, const struct managed_task *m)
+static uint64_t calm_tick_pulled(const struct loop *l, const struct managed_task *m)
 {
-	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS;
+	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS ?
+		       l->last_tick_ns + l->pull_ns : 0;
 }
 
-bool loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
-		   uint64_t event_ns, uint64_t now)
+uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+		       uint64_t event_ns, uint64_t now)
 {
 	adopt(l, tt, rule, event_ns, now);
 	return calm_tick_pulled(l, tt->sched_data);
-}
-
-uint64_t loop_pull_tick_ns(const struct loop *l)
-{
-	return l->last_tick_ns + TICK_ACTIVE_NS;
 }
 
 /* A task that exec'd is running: it gets its run queue and class now,
@@ -259,8 +255,8 @@ static bool queue_at_exec(struct loop *l, struct managed_task *m, uint64_t event
 	return true;
 }
 
-bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
-		    uint64_t event_ns, uint64_t now)
+uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
+			uint64_t event_ns, uint64_t now)
 {
 	struct managed_task *m = tt->sched_data;
 
@@ -278,7 +274,9 @@ bool loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_r
 		apply_rule(l, m, rule);
 	}
 	m = tt->sched_data;
-	return (m && queue_at_exec(l, m, event_ns, now)) || calm_tick_pulled(l, m);
+	if (m && queue_at_exec(l, m, event_ns, now))
+		return l->last_tick_ns + TICK_ACTIVE_NS;
+	return calm_tick_pulled(l, m);
 }
 
 void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,
@@ -386,7 +384,7 @@ int loop_new(struct loop **ret, struct hwloc_topology *topo, const struct config
 	}
 	for (int cpu = 0; cpu < l->nr_cpus; cpu++)
 		l->os_to_cpu[topology_os_index(sched_topology(l->core), cpu)] = cpu;
-	l->tick_ns = TICK_ACTIVE_NS;
+	l->tick_ns = l->pull_ns = TICK_ACTIVE_NS;
 	l->src.ops->foreach(l->src.ctx, adopt_one, l);
 	*ret = l;
 	return 0;

@@ -786,5 +786,9 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 		l->tick_ns = TICK_IDLE_NS;
 	if (!l->swarm && contention_starts(l) && l->tick_ns > TICK_ACTIVE_NS)
 		l->tick_ns = TICK_ACTIVE_NS;
+	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS)
+		l->pull_ns = TICK_ACTIVE_NS;
+	else if (l->pull_ns < TICK_BUSY_MAX_NS)
+		l->pull_ns = l->pull_ns * 2 < TICK_BUSY_MAX_NS ? l->pull_ns * 2 : TICK_BUSY_MAX_NS;
 	return l->tick_ns;
 }

@@ -281,14 +281,16 @@ static void test_swarm(void)
 }
 
 /* A load that starts while the tick is calm (50 ms apart) is seen at once:
- * each new task, at its fork or exec, brings the tick forward. Not while
- * the tick is busy anyway, nor in a swarm, whose slow tick is on purpose,
- * nor for a task we never touch. */
+ * each new task, at its fork or exec, brings the tick forward. A stream of
+ * short processes (a configure script) finds no contention, and pulls the
+ * tick a little later each time, up to TICK_BUSY_MAX_NS after the last.
+ * Not while the tick is busy anyway, nor in a swarm, whose slow tick is
+ * on purpose, nor for a task we never touch. */
 static void test_new_work_pulls_calm_tick(void)
 {
 	enum { N = 2 * SWARM_PER_CPU + 8 };
+	uint64_t tick, at, gap = 0;
 	struct fk_task *t;
-	uint64_t tick;
 
 	fk_init(&fk, "pu:2");
 	fk_add(&fk, 100, 100, 1, "shell");
@@ -297,8 +299,8 @@ static void test_new_work_pulls_calm_tick(void)
 	fk_run(&fk, 200 * MS);
 	CHECK_EQ(fk.loop->tick_ns, TICK_IDLE_NS);
 	t = fk_add(&fk, 200, 200, 100, "game");
-	CHECK(loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
-	CHECK(loop_pull_tick_ns(fk.loop) <= fk.now + TICK_ACTIVE_NS);
+	at = loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now);
+	CHECK(at && at <= fk.now + TICK_ACTIVE_NS);
 	t = fk_add(&fk, 201, 201, 100, "hog");
 	CHECK(loop_task_exec(fk.loop, &t->tt, NULL, fk.now, fk.now));
 	/* Someone else's realtime task: nothing to act on. */
@@ -306,6 +308,28 @@ static void test_new_work_pulls_calm_tick(void)
 	t->tt.policy = SCHED_FIFO;
 	t->tt.rt_priority = 50;
 	CHECK(!loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now));
+	fk_done(&fk);
+
+	/* The stream: each short process pulls, later and later. */
+	fk_init(&fk, "pu:2");
+	fk_add(&fk, 100, 100, 1, "configure")->tt.nvcsw = 100;
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 200 * MS);
+	for (int i = 0; i < 20; i++) {
+		/* The shell waits for each of its children. */
+		fk_set_state(&fk, 100, i % 2 ? 'S' : 'R', 300);
+		t = fk_add(&fk, 300 + i, 300 + i, 100, "true");
+		t->tt.state = 'R';
+		fk_set_state(&fk, 300 + i, 'R', 100);
+		at = loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now);
+		CHECK(at > fk.loop->last_tick_ns);
+		CHECK(at <= fk.loop->last_tick_ns + TICK_BUSY_MAX_NS);
+		gap = at - fk.loop->last_tick_ns;
+		fk_tick(&fk, at > fk.now ? at - fk.now : 1 * MS);
+		loop_task_exit(fk.loop, &t->tt);
+		fk_remove(&fk, 300 + i);
+	}
+	CHECK_EQ(gap, TICK_BUSY_MAX_NS);
 	fk_done(&fk);
 
 	/* Busy: a sleeper beside three hogs, the tick is short already. */
