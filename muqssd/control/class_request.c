@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "read_wait.h"
 
 /* The thread named, or the process. */
 static pid_t request_id(const struct class_request *q)
@@ -63,9 +64,7 @@ static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	struct class_request *q = c->waiting;
 
 	if (!class_request_try(c, q)) {
-		if (usec < q->give_up_usec &&
-		    sd_event_source_set_time(src, usec + CLASS_RETRY_USEC) >= 0 &&
-		    sd_event_source_set_enabled(src, SD_EVENT_ONESHOT) >= 0)
+		if (read_wait_again(src, usec, q->give_up_usec))
 			return 0;
 		(void)client_reply_error(c, EAGAIN,
 					 "muqssd could not read task %d in time, try again",
@@ -83,20 +82,18 @@ void class_request_run(struct control_client *c, struct class_request *q)
 {
 	struct control_server *s = c->server;
 	struct class_request *w;
-	uint64_t now;
+	uint64_t give_up;
 
 	if (class_request_try(c, q))
 		goto done;
 	w = malloc(sizeof(*w));
-	if (!w || sd_event_now(s->event, CLOCK_MONOTONIC, &now) < 0 ||
-	    sd_event_add_time(s->event, &c->retry, CLOCK_MONOTONIC, now + CLASS_RETRY_USEC, 0,
-			      on_retry, c) < 0) {
+	if (!w || read_wait_start(s->event, &c->retry, on_retry, c, &give_up) < 0) {
 		free(w);
 		(void)client_reply_error(c, ENOMEM, "set_class: out of memory");
 		goto done;
 	}
 	*w = *q;
-	w->give_up_usec = now + CLASS_WAIT_USEC;
+	w->give_up_usec = give_up;
 	c->waiting = w;
 	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
 	return; /* the pidfd is the waiting request's now */

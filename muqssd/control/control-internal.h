@@ -15,11 +15,6 @@
 #define CONTROL_WINDOW_NSEC (10ULL * 1000 * 1000)
 #define CONTROL_SHARE_NSEC (2ULL * 1000 * 1000)
 
-/* A SET_CLASS whose task the daemon is still reading is tried again every
- * CLASS_RETRY_USEC, for up to CLASS_WAIT_USEC. */
-#define CLASS_RETRY_USEC (2ULL * 1000)
-#define CLASS_WAIT_USEC (1000ULL * 1000)
-
 /* A SET_CLASS request, parsed and authorized. */
 struct class_request {
 	pid_t pid, tid;

@@ -17,15 +17,10 @@
 #define RTKIT_MIN_NICE_LEVEL (-15)
 #define RTKIT_RTTIME_USEC_MAX 200000
 
-/* A real-time request for a thread the daemon has not read yet waits
- * for those reads, made off the loop (a stat read waits for an exec to
- * end): asked again every RTKIT_RETRY_USEC, for up to RTKIT_WAIT_USEC. */
-#define RTKIT_RETRY_USEC 2000
-#define RTKIT_WAIT_USEC 1000000
-
 struct rtkit_ops {
 	/* 1 when the daemon has read tid, a thread of pid; 0 while its reads
-	 * are under way (asked again); -ESRCH when it is no such thread. */
+	 * are under way (asked again, see read_wait.h); -ESRCH when it is no
+	 * such thread. */
 	int (*adopt)(void *userdata, pid_t pid, pid_t tid);
 	/* Called after authorization, with tid checked to still be the thread
 	 * the caller named. Write a reason into err on failure. */

@@ -15,6 +15,7 @@
 #include <systemd/sd-bus.h>
 
 #include "log.h"
+#include "read_wait.h"
 
 /* Requests waiting for the bus to say who sent them. rtkit-daemon refuses
  * past 25 actions per user in 20 s; a bound on the ones in flight is what
@@ -123,9 +124,7 @@ static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
 	struct rtkit_request *req = userdata;
 
 	if (!request_try(req)) {
-		if (usec < req->give_up_usec &&
-		    sd_event_source_set_time(src, usec + RTKIT_RETRY_USEC) >= 0 &&
-		    sd_event_source_set_enabled(src, SD_EVENT_ONESHOT) >= 0)
+		if (read_wait_again(src, usec, req->give_up_usec))
 			return 0;
 		reply_sent(sd_bus_reply_method_errorf(
 			req->m, rtkit_error_name(-EAGAIN),
@@ -141,7 +140,6 @@ static bool request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
 {
 	struct rtkit_server *s = req->s;
 	char err[256] = "";
-	uint64_t now;
 	int r;
 
 	req->uid = uid;
@@ -154,15 +152,11 @@ static bool request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
 	}
 	if (request_try(req))
 		return true;
-	r = sd_event_now(s->event, CLOCK_MONOTONIC, &now);
-	if (r >= 0)
-		r = sd_event_add_time(s->event, &req->retry, CLOCK_MONOTONIC,
-				      now + RTKIT_RETRY_USEC, 0, on_retry, req);
+	r = read_wait_start(s->event, &req->retry, on_retry, req, &req->give_up_usec);
 	if (r < 0) {
 		reply_sent(reply_error(req->m, r, ""));
 		return true;
 	}
-	req->give_up_usec = now + RTKIT_WAIT_USEC;
 	return false;
 }
 

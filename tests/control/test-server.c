@@ -394,7 +394,7 @@ static void test_class_wait(int fd)
 	expect(fd, MUQSS_MSG_ERROR, req);
 	check(set_class_calls == 1);
 
-	/* Never read: told after CLASS_WAIT_USEC, longer than this server's
+	/* Never read: told after READ_WAIT_MAX_USEC, longer than this server's
 	 * idle timeout, which must not cut the wait. */
 	adopt_calls = 0;
 	adopt_ready_after = 1 << 30;
