@@ -137,7 +137,7 @@ struct loop {
 	uint64_t tick_ns;
 	uint64_t last_tick_ns;
 	/* How soon after the last tick new work brings the next one: doubled
-	 * by each calm tick that found no contention, up to
+	 * by each calm tick (nothing for the core to order), up to
 	 * TICK_BUSY_MAX_NS (a configure script's stream of short processes
 	 * pulled 490 ticks a second, not 33); back to TICK_ACTIVE_NS once
 	 * the loop is idle or busy. */

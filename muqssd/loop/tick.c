@@ -788,7 +788,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 		l->tick_ns = TICK_ACTIVE_NS;
 	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS)
 		l->pull_ns = TICK_ACTIVE_NS;
-	else if (l->pull_ns < TICK_BUSY_MAX_NS)
+	else
 		l->pull_ns = l->pull_ns * 2 < TICK_BUSY_MAX_NS ? l->pull_ns * 2 : TICK_BUSY_MAX_NS;
 	return l->tick_ns;
 }
