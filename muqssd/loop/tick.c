@@ -403,6 +403,7 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	int cpu;
 
 	tt->slow = false;
+	tt->watch = false;
 	if (!m || m->exempt || !m->adopted)
 		return;
 	/* What the loop acts on is read at every tick; the rest, which at
@@ -561,7 +562,12 @@ static void arm_sleepers(struct loop *l)
 			if (bound < l->armed_slice_ns)
 				l->armed_slice_ns = bound;
 		} else {
+			/* No slot: still read at every tick (collect_sleeper()
+			 * made it hot), and its state with it, so a wake-up
+			 * that waits behind the hogs is queued at the next
+			 * tick, not seen only once it gets a CPU. */
 			managed_unboost(l, m);
+			m->tt->watch = true;
 		}
 	}
 	boost_armed(l, n);

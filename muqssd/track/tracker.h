@@ -76,6 +76,11 @@ struct tracked_task {
 	/* Set by the tracker's user: read at every refresh, or only every
 	 * slow_ns rather than every cold_ns (tracker_refresh_active()). */
 	bool hot, slow;
+	/* Set by the tracker's user: its state is read even when its CPU
+	 * clock stood still. A sleeper that woke and waits in a run queue
+	 * has not run since, so without this it reads asleep until it gets
+	 * a CPU. */
+	bool watch;
 	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
@@ -194,9 +199,10 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
  * wakes and runs is noticed within one sweep; one woken that has not yet
  * run is not.
  *
- * Cost per call: 1 pread per active task, +1 for those that ran; 1
- * open+read+close per probe. Active tasks keep 2 fds open each, up to 256
- * tasks (fewer under a low RLIMIT_NOFILE); past that they read by path. */
+ * Cost per call: 1 pread per active task, +1 for those that ran or are
+ * watched; 1 open+read+close per probe. Active tasks keep 2 fds open
+ * each, up to 256 tasks (fewer under a low RLIMIT_NOFILE); past that
+ * they read by path. */
 #define TRACKER_IDLE_AFTER_NS (1000ULL * 1000 * 1000)
 #define TRACKER_STAT_MAX_AGE_NS (100ULL * 1000 * 1000)
 #define TRACKER_SWEEP_MIN_NS (5000ULL * 1000 * 1000)

@@ -213,9 +213,11 @@ static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t n
 		ss = (struct procfs_schedstat){ task->cpu_ns, task->wait_ns, task->timeslices };
 		force = true;
 	}
-	if (!force && task->stat_ns && !schedstat_moved(task, &ss) &&
+	if (!force && !task->watch && task->stat_ns && !schedstat_moved(task, &ss) &&
 	    now - task->stat_ns < TRACKER_STAT_MAX_AGE_NS) {
-		/* Not on a CPU since the last read: same state. */
+		/* Not on a CPU since the last read: same state, or woken and
+		 * still waiting for a CPU, which only a watched task is read
+		 * for. */
 		if (task->state == 'R')
 			task->active_ns = now;
 		task->refreshed_ns = now;

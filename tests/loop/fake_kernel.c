@@ -87,21 +87,41 @@ static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t 
 	/* Every task is read each time but one the loop marked slow, which
 	 * is read as the tracker reads it: its facts are exact, and a task
 	 * skipped for cold_ns only reads older. A slow one may read older
-	 * by much more, which the loop must live with. */
+	 * by much more, which the loop must live with. With tracker_reads,
+	 * cold active ones are skipped too (idle ones are still read at
+	 * every tick, not at the tracker's sweep), and one whose CPU clock
+	 * stood still
+	 * keeps the state it was read in unless the loop watches it: a
+	 * woken task that waits for a CPU ('R', burning nothing) reads as
+	 * it was. */
 	(void)idle_budget;
-	(void)cold_ns;
 	if (fk->step)
 		fk->step(fk, now, fk->step_data);
 	fk->last_refresh_ns = now;
 	for (int i = 0; i < FK_MAX_TASKS; i++) {
 		struct fk_task *t = &fk->tasks[i];
+		uint64_t skip_ns = t->tt.slow ? slow_ns : fk->tracker_reads && t->tt.active ? cold_ns : 0;
+		bool moves;
 
 		if (!t->used || t->tt.stale)
 			continue;
-		if (t->tt.slow && !t->tt.hot && now - t->tt.refreshed_ns < slow_ns) {
+		if (!t->tt.hot && t->tt.refreshed_ns && now - t->tt.refreshed_ns < skip_ns) {
 			t->unread_ns += dt;
 			continue;
 		}
+		/* It burns, or it was runnable and blocked since: it ran. */
+		moves = (t->want_state == 'R' && !t->stopped && t->burn_permille) ||
+			(t->tt.state == 'R' && t->want_state != 'R');
+		if (fk->tracker_reads && !moves && !t->tt.watch && t->state_read_ns &&
+		    now - t->state_read_ns < TRACKER_STAT_MAX_AGE_NS) {
+			t->tt.refreshed_ns = now;
+			t->unread_ns = 0;
+			t->reads++;
+			if (t->tt.state == 'R')
+				t->tt.active_ns = now;
+			continue;
+		}
+		t->state_read_ns = now;
 		/* Each sleep is a voluntary switch. */
 		if ((t->tt.state == 'R' && t->want_state != 'R' && !t->stopped) ||
 		    (t->want_state == 'R' && t->blocks))

@@ -47,6 +47,7 @@ struct fk_task {
 	bool blocks;
 	uint64_t refreshed_cpu_ns;
 	uint64_t unread_ns;	/* skipped while slow: its burn is owed */
+	uint64_t state_read_ns;	/* with tracker_reads: its last state read */
 	unsigned reads;		/* refreshes that read it */
 	cpu_set_t owner;	/* the owner's affinity (owner_affinity, pin) */
 	/* What the levers made of it. */
@@ -76,6 +77,11 @@ struct fake_kernel {
 	uint64_t last_refresh_ns;
 	unsigned calls[FK_NR_LEVERS];
 	bool slice_supported;
+	/* Reads as the tracker makes them (tracker_refresh_active()): cold
+	 * tasks skipped, and the state of one whose CPU clock stood still
+	 * not read unless it is watched (src_refresh()). Off: every task is
+	 * read in full at every tick. */
+	bool tracker_reads;
 	/* Ticks after which a boosted task was off the active list (fk_done
 	 * fails on any). */
 	unsigned boosted_idle;

@@ -119,6 +119,38 @@ static void test_cap_per_cpu(void)
 	fk_done(&fk);
 }
 
+/* A sleeper left without a slot is still watched: when it wakes and
+ * waits for a CPU behind the hog, without having run (its CPU clock
+ * stands still, so the tracker would read it asleep), the next tick
+ * queues it and it runs. Reads as the tracker makes them. */
+static void test_slot_loser_wake_seen(void)
+{
+	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
+	struct fk_task *t;
+
+	fk_init(&fk, "pu:1");
+	fk.tracker_reads = true;
+	fk_add(&fk, 100, 100, 1, "hog");
+	for (int i = 0; i < 6; i++)
+		fk_add(&fk, s[i], s[i], 1, "sleeper");
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	run_each_once(s, 6);
+	t = fk_get(&fk, s[0]);
+	CHECK_EQ(t->boost_prio, 0);
+	CHECK(t->tt.hot && t->tt.watch);
+	/* It wakes, and gets no CPU: the hog holds it. */
+	fk_set_state(&fk, s[0], 'R', 0);
+	fk_tick(&fk, 2 * MS);
+	CHECK(fk_view(&fk, s[0]).running);
+	CHECK_EQ(t->boost_prio, BOOST_RUN);
+	/* The ones armed wake boosted, so their reads need no watch. */
+	CHECK(!fk_get(&fk, s[5])->tt.watch);
+	fk_done(&fk);
+}
+
 /* Two workers that last ran on CPU 0, before any hog (so never pinned),
  * then two hogs free to run anywhere settle: the workers wait boosted on
  * different CPUs, so neither would run behind the other while a hog
@@ -351,6 +383,7 @@ int main(void)
 {
 	test_cap_one_cpu();
 	test_cap_per_cpu();
+	test_slot_loser_wake_seen();
 	test_spread();
 	test_iso_in_swarm();
 	test_no_boost_when_idle();
