@@ -70,6 +70,14 @@ _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_
 #define HOG_BORN_NVCSW 4
 /* ... and such a task is a hog once it has run this long. */
 #define HOG_BORN_CPU_NS (2ULL * 1000 * 1000)
+/* Until then it is read at every tick, and one still runnable this long
+ * after we met it brings the tick to TICK_ACTIVE_NS: a configure
+ * script's short processes are gone sooner, while eight hogs started
+ * beside the frame task were first read 15 ms after their exec, at calm
+ * ticks 10 ms apart, and counted as hogs only after its first frame was
+ * due. Not past HOG_SETTLED_NS: one that waits that long for a CPU
+ * waits in a crowd, not beside a few hogs. */
+#define HOG_BORN_WATCH_NS TICK_ACTIVE_NS
 /* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
  * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
  * shells, a thread pool). The kernel orders so many equals as well as
@@ -105,6 +113,7 @@ struct managed_task {
 	uint64_t cont_until_ns;	/* IDLEPRIO: not stopped again before this */
 	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
 	uint64_t unpinned_ns;	/* our last unpin: children forked before carry the pin */
+	uint64_t met_ns;	/* its exec, or when we adopted it */
 	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
 	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
 	/* Small fields last, packed: there is one of these per thread in
@@ -154,6 +163,7 @@ struct loop {
 	unsigned *settled_pinned, *contend_pinned;
 	unsigned settled_float, contend_float;
 	uint64_t next_settle_ns;	/* this tick: when the next hog settles, or 0 */
+	bool born_pending;	/* this tick: a task may turn out a hog from birth */
 	unsigned recent_sleepers;	/* this tick: for the swarm test */
 	bool swarm;			/* as the last tick found */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */

@@ -183,6 +183,7 @@ static void adopt(struct loop *l, struct tracked_task *tt, const struct loop_rul
 	 * anew). */
 	if (event_ns && (tt->flags & TASK_FLAG_FORKNOEXEC))
 		m->settle_until_ns = event_ns + PIN_SETTLE_NS;
+	m->met_ns = event_ns ? event_ns : now;
 	sched_task_init(l->core, &m->st, (uint64_t)tt->tid, now);
 	m->st.data = m;
 	m->st.nice = tt->nice;
@@ -240,6 +241,7 @@ static bool queue_at_exec(struct loop *l, struct managed_task *m, uint64_t event
 {
 	if (!event_ns)
 		return false;
+	m->met_ns = event_ns;
 	m->settle_until_ns = event_ns + PIN_SETTLE_NS;
 	/* A new program starts on its owner's mask: a launcher (taskset)
 	 * may be about to set one equal to our pin, which we could not tell

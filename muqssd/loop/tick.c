@@ -55,6 +55,15 @@ static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
+/* Runnable and never seen blocking since its birth, and not yet a hog:
+ * it may be CPU-bound from birth (HOG_BORN_NVCSW, HOG_BORN_CPU_NS). */
+static bool born_candidate(const struct managed_task *m)
+{
+	return !m->hog && !m->sliced && !m->slept && m->tt->state == 'R' &&
+	       m->tt->nvcsw <= HOG_BORN_NVCSW &&
+	       (m->st.class == SCHED_CLASS_NORMAL || m->st.class == SCHED_CLASS_BATCH);
+}
+
 /* A hog that contends: one for HOG_SETTLED_NS, or CPU-bound from birth. */
 static bool hog_settled(const struct managed_task *m, uint64_t now)
 {
@@ -267,6 +276,9 @@ static void account_task(struct tracked_task *tt, void *userdata)
 		/* It slept, or it is ISO again now the cap has cleared. */
 		become_hog(l, m, false, now);
 	}
+	if (born_candidate(m) && now - m->met_ns >= HOG_BORN_WATCH_NS &&
+	    now - m->met_ns < HOG_SETTLED_NS)
+		l->born_pending = true;
 	/* EEVDF's slice request is the kernel's own rr_interval: ours, for
 	 * settled hogs only, as MuQSS's rr_interval is how long a task that
 	 * does not sleep runs before its equals get their turn. A sleeper
@@ -406,12 +418,13 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 	tt->watch = false;
 	if (!m || m->exempt || !m->adopted)
 		return;
-	/* What the loop acts on is read at every tick; the rest, which at
-	 * most gets queued when it wakes, every TICK_COLD_NS. A pin alone
+	/* What the loop acts on is read at every tick, as is a task that
+	 * may be a hog from birth; the rest, which at most gets queued when
+	 * it wakes, every TICK_COLD_NS. A pin alone
 	 * does not make a sleeper hot: under a compile, the drivers the core
 	 * placed at their exec then slept a second each in wait(), pinned,
 	 * and were two thirds of every tick's reads. */
-	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped;
+	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped || born_candidate(m);
 	/* A task a hog for HOG_SETTLED_NS can wait TICK_HOG_READ_NS for its
 	 * reads (not one born a hog: that may be a frame task loading).
 	 * Not while an IDLEPRIO task is stopped: a hog's sleep frees the
@@ -741,6 +754,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS, TICK_HOG_READ_NS);
 	l->recent_sleepers = 0;
 	l->next_settle_ns = 0;
+	l->born_pending = false;
 	l->src.ops->foreach_active(l->src.ctx, account_task, l);
 	if (l->swarm != (l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus)) {
 		l->swarm = !l->swarm;
@@ -790,7 +804,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 		l->tick_ns = calm_tick_ns(l, now);
 	else
 		l->tick_ns = TICK_IDLE_NS;
-	if (!l->swarm && contention_starts(l) && l->tick_ns > TICK_ACTIVE_NS)
+	if (!l->swarm && (contention_starts(l) || l->born_pending) && l->tick_ns > TICK_ACTIVE_NS)
 		l->tick_ns = TICK_ACTIVE_NS;
 	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS)
 		l->pull_ns = TICK_ACTIVE_NS;

@@ -229,6 +229,53 @@ static void test_born_hog_before_its_slice(void)
 	}
 }
 
+/* Eight tasks CPU-bound from birth exec one a millisecond beside a calm
+ * loop, each then getting a share of the two CPUs, with reads as the
+ * tracker makes them (each read at its exec, then every TICK_COLD_NS
+ * unless hot) and the tick driven as the daemon drives it (brought
+ * forward by what loop_task_exec() returns). They are counted hogs once
+ * the first has run HOG_BORN_CPU_NS, at a tick TICK_ACTIVE_NS apart: the
+ * frame task started with them waits boosted before its first frame is
+ * due (16.7 ms). Read only every TICK_COLD_NS, at calm ticks up to
+ * TICK_BUSY_MAX_NS apart, they were counted after 20 ms and more. */
+static void test_born_hogs_counted_early(void)
+{
+	uint64_t t0, next, found = 0;
+	int started = 0;
+
+	fk_init(&fk, "pu:2");
+	fk.tracker_reads = true;
+	fk_add(&fk, 100, 100, 1, "shell");
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 200 * MS);
+	t0 = fk.now;
+	next = fk.loop->last_tick_ns + fk.loop->tick_ns;
+	while (!found && fk.now - t0 < 100 * MS) {
+		uint64_t exec_ns = started < 8 ? t0 + (uint64_t)(started + 1) * MS : UINT64_MAX;
+
+		if (exec_ns < next) {
+			struct fk_task *t = fk_add(&fk, 300 + started, 300 + started, 100, "hog");
+			uint64_t at;
+
+			fk.now = exec_ns;
+			fk_set_state(&fk, t->tt.tid, 'R', 220);
+			t->tt.state = 'R';
+			t->tt.refreshed_ns = t->state_read_ns = t->tt.active_ns = fk.now;
+			at = loop_task_exec(fk.loop, &t->tt, NULL, fk.now, fk.now);
+			if (at && at < next)
+				next = at > fk.now ? at : fk.now;
+			started++;
+			continue;
+		}
+		next = fk.now + fk_tick(&fk, next - fk.now);
+		for (int i = 0; i < started && !found; i++)
+			if (fk_view(&fk, 300 + i).hog)
+				found = fk.now - t0;
+	}
+	CHECK(found > 0 && found <= 12 * MS);
+	fk_done(&fk);
+}
+
 /* A swarm (more than SWARM_PER_CPU chatty threads per CPU ran lately)
  * beside a settled hog: left to the kernel, at TICK_SWARM_NS, and what
  * was pinned and boosted before it formed goes back. Once it thins out,
@@ -325,9 +372,10 @@ static void test_new_work_pulls_calm_tick(void)
 		CHECK(at > fk.loop->last_tick_ns);
 		CHECK(at <= fk.loop->last_tick_ns + TICK_BUSY_MAX_NS);
 		gap = at - fk.loop->last_tick_ns;
-		fk_tick(&fk, at > fk.now ? at - fk.now : 1 * MS);
+		/* Gone before the tick, as /bin/true is (0.5 ms). */
 		loop_task_exit(fk.loop, &t->tt);
 		fk_remove(&fk, 300 + i);
+		fk_tick(&fk, at > fk.now ? at - fk.now : 1 * MS);
 	}
 	CHECK_EQ(gap, TICK_BUSY_MAX_NS);
 	fk_done(&fk);
@@ -464,6 +512,7 @@ int main(void)
 	test_contention_comes_and_goes();
 	test_born_hog();
 	test_born_hog_before_its_slice();
+	test_born_hogs_counted_early();
 	test_busy_worker_is_no_hog();
 	test_swarm();
 	test_new_work_pulls_calm_tick();
