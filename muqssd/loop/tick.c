@@ -420,10 +420,10 @@ static void collect_sleeper(struct tracked_task *tt, void *userdata)
 		return;
 	/* What the loop acts on is read at every tick, as is a task that
 	 * may be a hog from birth; the rest, which at most gets queued when
-	 * it wakes, every TICK_COLD_NS. A pin alone
-	 * does not make a sleeper hot: under a compile, the drivers the core
-	 * placed at their exec then slept a second each in wait(), pinned,
-	 * and were two thirds of every tick's reads. */
+	 * it wakes, every TICK_COLD_NS. A pin alone does not make a sleeper
+	 * hot: under a compile, the drivers the core placed at their exec
+	 * then slept a second each in wait(), pinned, and were two thirds of
+	 * every tick's reads. */
 	tt->hot = m->st.running || m->st.queued || m->boost_prio || m->stopped || born_candidate(m);
 	/* A task a hog for HOG_SETTLED_NS can wait TICK_HOG_READ_NS for its
 	 * reads (not one born a hog: that may be a frame task loading).
