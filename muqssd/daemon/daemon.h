@@ -25,7 +25,9 @@ struct daemon_counters {
 	uint64_t ticks;
 	uint64_t ticks_over_bound;	/* late or long past the deadman's bound */
 	uint64_t deadman_trips;
-	uint64_t loop_cmdline_reads;	/* a rule's, on the loop thread */
+	/* A rule needed a command line no reader had read (a comm change,
+	 * a rescan): the task kept its class rather than the loop read it. */
+	uint64_t rules_undecided;
 };
 
 struct daemon {

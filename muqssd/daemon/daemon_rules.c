@@ -34,27 +34,23 @@ void daemon_rules_free(struct daemon *d)
 }
 
 /* The command line the tracker read off the loop with the task's fork or
- * exec; else (a scan, a comm change, a read taken on the loop) read
- * here, which may wait on the task's mmap lock. */
-static void read_cmdline(struct daemon *d, const struct tracked_task *tt, char *buf, size_t size)
+ * exec. Returns false when there is none (a rescan, a comm change, a
+ * read taken on the loop): reading it here would take the task's mmap
+ * lock, which a program loading its libraries holds, on the loop. */
+static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, char *buf, size_t size)
 {
 	const char *read;
-	size_t len = 0;
-	ssize_t n;
+	size_t len = 0, n;
 
 	read = tracker_event_cmdline(d->tracker, tt, &len);
-	if (read) {
-		n = (ssize_t)(len < size ? len : size - 1);
-		memcpy(buf, read, (size_t)n);
-		buf[n] = '\0';
-	} else {
-		d->counters.loop_cmdline_reads++;
-		n = procfs_read_cmdline(tt->tgid, buf, size);
-	}
+	if (!read)
+		return false;
+	n = len < size ? len : size - 1;
+	memcpy(buf, read, n);
+	buf[n] = '\0';
 	if (n > 0)
-		rules_cmdline_join(buf, (size_t)n);
-	else
-		buf[0] = '\0';
+		rules_cmdline_join(buf, n);
+	return true;
 }
 
 /* The v2 path where there is one (a hybrid host's "0::" line), else the
@@ -74,7 +70,9 @@ static void read_cgroup(pid_t pid, char *buf, size_t size)
  * and the cgroup are read only when a rule needs them to decide. Reading
  * cmdline takes the task's mmap lock, which a task that just exec'd
  * takes for write at each mmap while it loads its libraries: so at a
- * fork or an exec the tracker's stat readers have read it already. */
+ * fork or an exec the tracker's stat readers have read it already, and
+ * without that read (a comm change, a rescan) a rule that needs it does
+ * not decide: NULL, the task keeps the class it has. */
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt)
 {
 	char cmdline[4096] = "", cgroup[4096] = "";
@@ -89,8 +87,10 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 		.uid = tt->uid,
 	};
 	need = rules_lazy_fields(d->rules, &s);
-	if (need & RULE_MATCH_CMDLINE)
-		read_cmdline(d, tt, cmdline, sizeof(cmdline));
+	if ((need & RULE_MATCH_CMDLINE) && !event_cmdline(d, tt, cmdline, sizeof(cmdline))) {
+		d->counters.rules_undecided++;
+		return NULL;
+	}
 	if (need & RULE_MATCH_CGROUP)
 		read_cgroup(tt->tgid, cgroup, sizeof(cgroup));
 	s.cmdline = cmdline[0] ? cmdline : NULL;

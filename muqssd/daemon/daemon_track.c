@@ -82,6 +82,6 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 				(double)tracker_loop_stat_reads(d->tracker));
 	cJSON_AddNumberToObject(tr, "stat_reads_deferred",
 				(double)tracker_deferred_stat_reads(d->tracker));
-	cJSON_AddNumberToObject(tr, "cmdline_reads_on_loop", (double)d->counters.loop_cmdline_reads);
+	cJSON_AddNumberToObject(tr, "rules_undecided", (double)d->counters.rules_undecided);
 	return 0;
 }

@@ -52,14 +52,6 @@ ssize_t procfs_read_fd(int fd, char *buf, size_t size)
 	return (ssize_t)len;
 }
 
-ssize_t procfs_read_cmdline(pid_t pid, char *buf, size_t size)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	return procfs_read_file(path, buf, size);
-}
-
 int procfs_task_open(pid_t tgid, pid_t tid, const char *name)
 {
 	char path[64];

@@ -15,10 +15,6 @@ ssize_t procfs_read_file(const char *path, char *buf, size_t size);
 /* The same from an open fd, from where it stands; the fd stays open. */
 ssize_t procfs_read_fd(int fd, char *buf, size_t size);
 
-/* /proc/<pid>/cmdline, its NULs kept; a kernel thread's is empty. Reads
- * the process's memory: never call it on a task that may be mid-exec. */
-ssize_t procfs_read_cmdline(pid_t pid, char *buf, size_t size);
-
 /* Opens /proc/<tgid>/task/<tid>/<name> (O_CLOEXEC) for procfs_*_pread():
  * the fd stays bound to that task, so once the task is gone (its tid
  * reused or not) reads fail with -ESRCH. Returns the fd or -errno. */
