@@ -313,13 +313,22 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 	/* Tasks that move to the idle list go to its tail, past "last". */
 	last = TAILQ_LAST(&t->idle, task_list);
 	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
+		/* Each read is stamped when it is taken, not when the tick
+		 * began: a tick held up 2 s (a slow read, the deadman's drill)
+		 * stamped the reads after it 2 s early, and the next tick took
+		 * a sleeper that had not run since for idle, and left it so
+		 * until a sweep (the frame task, after the loop came back). */
+		uint64_t at = now_nsec(CLOCK_MONOTONIC);
+
+		if (at < now_ns)
+			at = now_ns;
 		if (!task->hot && task->refreshed_ns &&
-		    now_ns - task->refreshed_ns < (task->slow ? slow_ns : cold_ns))
+		    at - task->refreshed_ns < (task->slow ? slow_ns : cold_ns))
 			continue;
 		n++;
-		if (refresh_task(t, task, now_ns, false) < 0)
+		if (refresh_task(t, task, at, false) < 0)
 			continue;
-		if (now_ns > task->active_ns + TRACKER_IDLE_AFTER_NS)
+		if (at > task->active_ns + TRACKER_IDLE_AFTER_NS)
 			tracker_set_active(t, task, false);
 	}
 	idle_budget = sweep_allowance(t, now_ns, idle_budget);
@@ -330,7 +339,7 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 		/* Rotate first so the sweep goes round even if it is removed. */
 		TAILQ_REMOVE(&t->idle, task, list_link);
 		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
-		if (probe_idle(t, task, now_ns) > 0)
+		if (probe_idle(t, task, now_nsec(CLOCK_MONOTONIC)) > 0)
 			tracker_set_active(t, task, true);
 		if (end)
 			break;

@@ -15,7 +15,14 @@ A second scene runs 8 plain hogs, which the loop gives our EEVDF slice
 arms. While the loop is held the deadman has taken all of it back: none
 is FIFO, has our slice or is pinned, since a long slice nobody demotes, or
 a pin nobody moves, would keep the frame task waiting longer than on the
-stock kernel. Once the loop is back, so are the slices and the pin."""
+stock kernel. Once the loop is back, so are the slices and the pin.
+
+A third scene holds the loop longer than the tracker takes a quiet task
+for idle (TRACKER_IDLE_AFTER_NS, 1 s) beside a sleeper that wakes every
+250 ms: the loop must take it over again when it is back. The tick held
+up stamped its reads with the time it began, and the next tick, finding
+the sleeper not run since, took it for idle: nothing pinned or armed it
+again until a sweep found it, seconds later."""
 
 import json
 import os
@@ -32,6 +39,7 @@ sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
 STALL_MS = 500
+LONG_STALL_MS = 1500
 HOGS = 8
 
 
@@ -147,6 +155,34 @@ def plain_scene(scope, d):
     assert status(d)["tick"]["deadman_trips"] > trips_before, "no deadman trip"
 
 
+def long_scene(scope, d):
+    deadline = time.monotonic() + 10
+    probe = None
+    while time.monotonic() < deadline:
+        probe = probe_pid(scope)
+        if probe and levers([probe], 0)[2]:
+            break
+        time.sleep(0.05)
+    assert probe and levers([probe], 0)[2], "the sleeper was never pinned"
+    os.kill(d.pid, signal.SIGUSR2)
+    time.sleep(0.2)
+    assert not levers([probe], 0)[2], "the sleeper is pinned while the loop is held"
+    # Back after LONG_STALL_MS; the sleeper wakes 4 times a second.
+    time.sleep(LONG_STALL_MS / 1000 - 0.2)
+    back = time.monotonic()
+    pinned_at = None
+    while time.monotonic() < back + 2.0:
+        if levers([probe], 0)[2]:
+            pinned_at = time.monotonic() - back
+            break
+        time.sleep(0.02)
+    active = status(d)["tracking"]["active"]
+    print(f"after a {LONG_STALL_MS} ms stall: the sleeper pinned again "
+          f"{'after %.0f ms' % (pinned_at * 1000) if pinned_at is not None else 'never in 2 s'}, "
+          f"{active} tasks on the active list")
+    assert pinned_at is not None, "the loop did not take the sleeper over again"
+
+
 def iso_scene(scope, d):
     deadline = time.monotonic() + 10
     while len(hogs := hog_pids(scope, "30")) < HOGS and time.monotonic() < deadline:
@@ -189,7 +225,10 @@ def main():
     run_scene([f"{HOG} 30 >/dev/null"] * HOGS, iso_scene, "[scheduler]\niso_cpu = 100\n")
     run_scene([f"{HOG} 30 >/dev/null"] * HOGS + [f"{PROBE} -p 16.7 -w 3 -d 25 >/dev/null"],
               plain_scene)
-    print("2 passed, 0 failed")
+    os.environ["MUQSSD_TEST_STALL_MS"] = str(LONG_STALL_MS)
+    run_scene([f"{HOG} 30 >/dev/null"] * HOGS + [f"{PROBE} -p 250 -w 1 -d 25 >/dev/null"],
+              long_scene)
+    print("3 passed, 0 failed")
     return 0
 
 
