@@ -37,13 +37,12 @@ static unsigned boosted_at(const pid_t *tids, int n, int prio)
 	return k;
 }
 
-/* One CPU held by a hog (outside the core, so any wake-up beats it):
- * six sleepers, four wait boosted, the four that ran last. */
-static void test_cap_one_cpu(void)
+/* One CPU held by a hog (100), and six sleepers (s) that each ran once,
+ * in turn; reads as the tracker makes them if tracker_reads. */
+static void six_sleepers_beside_hog(const pid_t *s, bool tracker_reads)
 {
-	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
-
 	fk_init(&fk, "pu:1");
+	fk.tracker_reads = tracker_reads;
 	fk_add(&fk, 100, 100, 1, "hog");
 	for (int i = 0; i < 6; i++)
 		fk_add(&fk, s[i], s[i], 1, "sleeper");
@@ -51,8 +50,16 @@ static void test_cap_one_cpu(void)
 	fk_set_state(&fk, 100, 'R', 1000);
 	fk_run(&fk, 100 * MS);
 	CHECK(fk_view(&fk, 100).hog);
-
 	run_each_once(s, 6);
+}
+
+/* One CPU held by a hog (outside the core, so any wake-up beats it):
+ * six sleepers, four wait boosted, the four that ran last. */
+static void test_cap_one_cpu(void)
+{
+	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
+
+	six_sleepers_beside_hog(s, false);
 	CHECK_EQ(boosted_at(s, 6, BOOST_WAKE), WAKE_BOOST_MAX);
 	CHECK_EQ(boosted_at(s, 6, BOOST_RUN), 0);
 	for (int i = 0; i < 6; i++) {
@@ -128,16 +135,7 @@ static void test_slot_loser_wake_seen(void)
 	pid_t s[6] = { 200, 201, 202, 203, 204, 205 };
 	struct fk_task *t;
 
-	fk_init(&fk, "pu:1");
-	fk.tracker_reads = true;
-	fk_add(&fk, 100, 100, 1, "hog");
-	for (int i = 0; i < 6; i++)
-		fk_add(&fk, s[i], s[i], 1, "sleeper");
-	fk_start(&fk, 1000 * MS);
-	fk_set_state(&fk, 100, 'R', 1000);
-	fk_run(&fk, 100 * MS);
-	CHECK(fk_view(&fk, 100).hog);
-	run_each_once(s, 6);
+	six_sleepers_beside_hog(s, true);
 	t = fk_get(&fk, s[0]);
 	CHECK_EQ(t->boost_prio, 0);
 	CHECK(t->tt.hot && t->tt.watch);
