@@ -55,12 +55,18 @@ static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
-/* Runnable and never seen blocking since its birth, and not yet a hog:
- * it may be CPU-bound from birth (HOG_BORN_NVCSW, HOG_BORN_CPU_NS). */
+/* Runnable, never seen blocking since its birth (HOG_BORN_NVCSW), and no
+ * slice of it has run out since we met it: it may be CPU-bound from
+ * birth, and is a hog once it has run HOG_BORN_CPU_NS. */
+static bool born_unsliced(const struct managed_task *m)
+{
+	return !m->sliced && !m->slept && m->tt->state == 'R' && m->tt->nvcsw <= HOG_BORN_NVCSW;
+}
+
+/* ... and normal work not counted a hog yet: the one the loop watches. */
 static bool born_candidate(const struct managed_task *m)
 {
-	return !m->hog && !m->sliced && !m->slept && m->tt->state == 'R' &&
-	       m->tt->nvcsw <= HOG_BORN_NVCSW &&
+	return born_unsliced(m) && !m->hog &&
 	       (m->st.class == SCHED_CLASS_NORMAL || m->st.class == SCHED_CLASS_BATCH);
 }
 
@@ -254,8 +260,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	 * eight such tasks on two CPUs take 30 ms to use 6 ms each, and a
 	 * frame task started with them met them in the fair class meanwhile
 	 * (its first frame late). */
-	if (!expired && !m->sliced && !m->slept && runnable && tt->nvcsw <= HOG_BORN_NVCSW &&
-	    tt->cpu_ns >= HOG_BORN_CPU_NS)
+	if (!expired && born_unsliced(m) && tt->cpu_ns >= HOG_BORN_CPU_NS)
 		expired = true;
 	if (expired) {
 		m->sliced = true;
