@@ -90,10 +90,9 @@ static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t 
 	 * by much more, which the loop must live with. With tracker_reads,
 	 * cold active ones are skipped too (idle ones are still read at
 	 * every tick, not at the tracker's sweep), and one whose CPU clock
-	 * stood still
-	 * keeps the state it was read in unless the loop watches it: a
-	 * woken task that waits for a CPU ('R', burning nothing) reads as
-	 * it was. */
+	 * stood still keeps the state it was read in unless the loop
+	 * watches it: a woken task that waits for a CPU ('R', burning
+	 * nothing) reads as it was. */
 	(void)idle_budget;
 	if (fk->step)
 		fk->step(fk, now, fk->step_data);
