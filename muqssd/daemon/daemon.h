@@ -55,6 +55,7 @@ struct daemon {
 	uint64_t last_trip_log_ns;
 	uint64_t test_stall_ns;		/* MUQSSD_TEST_STALL_MS: the test hook */
 	bool test_stall_pending;
+	bool matching_at_start;		/* rules for the processes the scan found */
 };
 
 /* A tick must have finished within this of when it was due, or the

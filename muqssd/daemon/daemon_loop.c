@@ -245,6 +245,15 @@ void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt)
 		loop_task_exit(d->loop, tt);
 }
 
+static void match_at_start(struct tracked_task *tt, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct loop_rule buf;
+
+	if (tt->tid == tt->tgid)
+		loop_process_matched(d->loop, tt->tgid, rule_for(d, tt, &buf));
+}
+
 int daemon_adopt(struct daemon *d, pid_t tid, bool defer)
 {
 	return d->tracker ? tracker_adopt(d->tracker, tid, defer) : 1;
@@ -397,6 +406,10 @@ int daemon_loop_start(struct daemon *d)
 	hwloc_topology_destroy(topo);
 	if (r < 0)
 		return log_error_errno(r, "cannot start the scheduler: %m");
+	/* The scan found its tasks before there was a loop to take a rule. */
+	d->matching_at_start = true;
+	tracker_foreach(d->tracker, match_at_start, d);
+	d->matching_at_start = false;
 	/* Above every boost we grant, so a boosted spinner never starves us. */
 	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
 	/* And above us, the thread that ends our boosts if we stall. */

@@ -2,6 +2,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "log.h"
@@ -36,17 +37,32 @@ void daemon_rules_free(struct daemon *d)
 /* The command line the tracker read off the loop with the task's fork or
  * exec. Returns false when there is none (a rescan, a comm change, a
  * read taken on the loop): reading it here would take the task's mmap
- * lock, which a program loading its libraries holds, on the loop. */
+ * lock, which a program loading its libraries holds, on the loop. At
+ * start-up, before the first tick, it is read here, as the scan read the
+ * tasks' stat: that may wait on a program loading, but nothing of ours
+ * is boosted or pinned yet to hold that program up. */
 static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, char *buf, size_t size)
 {
 	const char *read;
 	size_t len = 0, n;
+	ssize_t r;
 
-	read = tracker_event_cmdline(d->tracker, tt, &len);
-	if (!read)
-		return false;
+	if (d->matching_at_start) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)tt->tgid);
+		r = procfs_read_file(path, buf, size - 1);
+		if (r < 0)
+			return false;
+		read = buf;
+		len = (size_t)r;
+	} else {
+		read = tracker_event_cmdline(d->tracker, tt, &len);
+		if (!read)
+			return false;
+	}
 	n = len < size ? len : size - 1;
-	memcpy(buf, read, n);
+	memmove(buf, read, n);
 	buf[n] = '\0';
 	if (n > 0)
 		rules_cmdline_join(buf, n);

@@ -145,6 +145,9 @@ uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loo
 uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 			uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);
+/* The rule for process tgid, found running when muqssd started (the loop
+ * adopted its threads before any rule was known): every thread takes it. */
+void loop_process_matched(struct loop *l, pid_t tgid, const struct loop_rule *rule);
 /* A fork at its event, before the child is read: a pin the child copied
  * from parent goes back at once. Until its read (which waits while the
  * child is mid-exec) the child is in no table, and should muqssd die

@@ -306,6 +306,27 @@ void loop_task_exit(struct loop *l, struct tracked_task *tt)
 	tt->sched_data = NULL;
 }
 
+struct match_req {
+	struct loop *l;
+	const struct loop_rule *rule;
+};
+
+static void match_one(struct tracked_task *tt, void *userdata)
+{
+	const struct match_req *req = userdata;
+	struct managed_task *m = tt->sched_data;
+
+	if (m && m->adopted && !m->exempt)
+		apply_rule(req->l, m, req->rule);
+}
+
+void loop_process_matched(struct loop *l, pid_t tgid, const struct loop_rule *rule)
+{
+	if (rule)
+		l->src.ops->foreach_thread(l->src.ctx, tgid, match_one,
+					   &(struct match_req){ l, rule });
+}
+
 static void restore_one(struct tracked_task *tt, void *userdata)
 {
 	struct loop *l = userdata;

@@ -7,7 +7,9 @@ a rule could need them for, so these two prove that reading happens. A
 program's command line is read off the loop thread, with its stat at its
 fork and exec, and the loop reads none itself: when the batch hog's comm
 changes, its rule would need the command line again, and the task keeps
-its class (strace sees the loop thread open no cmdline)."""
+its class (strace sees the loop thread open no cmdline). Two hogs already
+running when muqssd starts take their rules too, one by comm and one by
+its command line (read at start-up, before the first tick)."""
 
 import atexit
 import json
@@ -99,7 +101,7 @@ def main():
     os.mkdir(rules)
     with open(os.path.join(rules, "10-test.rules"), "w") as f:
         f.write("comm=hog class=idleprio\n"
-                "cmdline=\"hog 21( |$)\" class=batch\n"
+                "cmdline=\"hog 2[15]( |$)\" class=batch\n"
                 "cmdline=\" renamer-23$\" class=batch\n")
         if cg:
             f.write(f"comm=hog cgroup={rel} class=batch\n")
@@ -111,11 +113,14 @@ def main():
     # (bash would exec a last command in place: "; true" keeps it.)
     renamer = ("bash -c 'sleep 1; exec bash -c \"sleep 3; printf renamed > /proc/\\$\\$/comm; "
                "sleep 20; true\" renamer-23'")
-    cmds = [f"bash -c 'sleep 1; exec {HOG} 20'", f"bash -c 'sleep 1; exec {HOG} 21'", renamer]
+    # 24 and 25 run before muqssd starts (Scope waits 0.3 s).
+    cmds = [f"bash -c 'sleep 1; exec {HOG} 20'", f"bash -c 'sleep 1; exec {HOG} 21'", renamer,
+            f"{HOG} 24", f"{HOG} 25"]
     if cg:
         cmds.append(f"bash -c 'echo $$ > {cg}/cgroup.procs; sleep 1; exec {HOG} 22'")
-    want = {"20": "idleprio", "21": "batch", "22": "batch"} if cg else \
-        {"20": "idleprio", "21": "batch"}
+    want = {"20": "idleprio", "21": "batch", "24": "idleprio", "25": "batch"}
+    if cg:
+        want["22"] = "batch"
     failed = []
     scope = Scope(cmds, limit=30)
     try:
@@ -134,7 +139,9 @@ def main():
         got = {}
         while time.monotonic() < end:
             got = classes()
-            if got == want and task_sched(hogs_by_arg(scope, want)["20"])[1] == "idle":
+            hogs = hogs_by_arg(scope, want)
+            if got == want and all(a in hogs and task_sched(hogs[a])[1] == "idle"
+                                   for a in ("20", "24")):
                 break
             time.sleep(0.05)
         for arg, cls in want.items():
@@ -176,10 +183,13 @@ def main():
         print(("ok: " if cls == "batch" else "FAIL: ") + f"renamed shell is {cls}")
         if cls != "batch":
             failed.append(f"the renamed shell is {cls}, not batch")
+        for arg in ("20", "24"):
+            hog = hogs_by_arg(scope, want).get(arg)
+            policy = hog and task_sched(hog)[1]
+            print(("ok: " if policy == "idle" else "FAIL: ") + f"hog {arg} runs {policy}")
+            if policy != "idle":
+                failed.append(f"the idleprio hog {arg} runs {policy}")
         hog = hogs_by_arg(scope, want).get("20")
-        policy = hog and task_sched(hog)[1]
-        if policy != "idle":
-            failed.append(f"the idleprio hog runs {policy}")
         d.kill(signal.SIGTERM)
         policy = hog and task_sched(hog)[1]
         if policy != "other":
