@@ -365,8 +365,11 @@ void enforce_forget(struct enforcer *e, pid_t tid)
  * crash drill left one pinned about once in five runs). */
 int enforcer_restore_all(struct enforcer *e)
 {
+	uint64_t now = now_nsec(CLOCK_BOOTTIME);
+	/* Live, we read the forks around an unpin within about this. */
 	struct inherit_repair inherit = { .slice_supported = e->slice_supported,
-					  .default_slice_ns = e->default_slice_ns };
+					  .default_slice_ns = e->default_slice_ns,
+					  .unpins_after_ns = now > 1000000000ULL ? now - 1000000000ULL : 0 };
 	unsigned repaired;
 	int ret = 0, ag;
 

@@ -7,8 +7,11 @@
  * we set get the parent's own settings back. Every record is put back
  * before any offspring is repaired, so a child's own record (which may
  * hold the inherited pin as "original") cannot undo that.
+ * A task we unpinned lately speaks for the offspring born around that
+ * unpin: a fork under way copied the pin, and a muqssd that died before
+ * it read the fork left the child pinned.
  * Limit: a child its owner pinned to the very CPU we pinned the parent to
- * is widened. */
+ * (born while it was pinned, or around the unpin) is widened. */
 #include "inherit_repair.h"
 
 #include <dirent.h>
@@ -31,6 +34,11 @@
  * start and joins the parent's children only at its end, after a bash
  * has copied its memory: a second walk, this much later, finds it. */
 #define INHERIT_SECOND_WALK_USEC (50 * 1000)
+/* Around an unpin, the offspring that may carry the pin with their fork
+ * unread: the loop counts a pin that ended up to this before a fork's
+ * event (FORK_COPY_NS), and a fork's start time comes after its copy of
+ * the mask, by up to about as much. */
+#define INHERIT_UNPIN_WINDOW_NS (100ULL * 1000 * 1000)
 
 /* What a record's task carried when we came to restore it. */
 struct inherit {
@@ -39,6 +47,8 @@ struct inherit {
 	uint64_t since; /* start time from which a task may have inherited */
 	char uids[64];	/* the task's "Uid:" line: offspring must match it */
 	bool pinned;
+	bool unpinned; /* lately: offspring born in [unpin_from, unpin_to] */
+	uint64_t unpin_from, unpin_to;
 	cpu_set_t pin, affinity;
 	bool idled;
 	int policy;
@@ -70,12 +80,16 @@ static int read_uids(pid_t tgid, pid_t tid, char *buf, size_t size)
 	return 0;
 }
 
+static uint64_t boottime_ticks(uint64_t ns)
+{
+	return ns / (uint64_t)(1000000000LL / sysconf(_SC_CLK_TCK));
+}
+
 uint64_t inherit_since_ticks(uint64_t created_ns)
 {
-	int64_t tick_ns = 1000000000LL / sysconf(_SC_CLK_TCK);
-	int64_t ticks = (int64_t)(created_ns / (uint64_t)tick_ns) - INHERIT_SLACK_TICKS;
+	uint64_t ticks = boottime_ticks(created_ns);
 
-	return ticks > 0 ? (uint64_t)ticks : 0;
+	return ticks > INHERIT_SLACK_TICKS ? ticks - INHERIT_SLACK_TICKS : 0;
 }
 
 /* Before the task is put back: was it pinned, idled or sliced by us, so
@@ -99,6 +113,15 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 		CPU_AND(&both, &f.pin, &rec->affinity);
 		f.pinned = !CPU_EQUAL(&f.pin, &rec->affinity) && CPU_EQUAL(&both, &f.pin);
 	}
+	if (!f.pinned && rec->unpinned_ns && rec->unpinned_ns >= c->unpins_after_ns) {
+		f.unpinned = true;
+		f.pin = rec->unpinned_from;
+		f.unpin_from = inherit_since_ticks(rec->unpinned_ns > INHERIT_UNPIN_WINDOW_NS
+							   ? rec->unpinned_ns - INHERIT_UNPIN_WINDOW_NS
+							   : 0);
+		f.unpin_to = boottime_ticks(rec->unpinned_ns + INHERIT_UNPIN_WINDOW_NS) +
+			     INHERIT_SLACK_TICKS;
+	}
 	if ((rec->changed & STATE_CHANGED_POLICY) && sched_attr_get(rec->tid, &a) == 0) {
 		f.idled = rec->policy != SCHED_IDLE && a.sched_policy == SCHED_IDLE;
 		/* A boosted task reports no slice: then we cannot tell ours. */
@@ -107,7 +130,7 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 		f.our_slice_ns = a.sched_runtime;
 	}
 	/* The uids last: a stopping muqssd notes every task it put back. */
-	if ((!f.pinned && !f.idled && !f.sliced) ||
+	if ((!f.pinned && !f.unpinned && !f.idled && !f.sliced) ||
 	    read_uids(rec->tgid, rec->tid, f.uids, sizeof(f.uids)) < 0)
 		return 0;
 	f.since = since;
@@ -132,6 +155,7 @@ static int inherit_repair_one(const struct inherit_repair *c, const struct inher
 	struct task_stat st;
 	char uids[64];
 	cpu_set_t cur;
+	bool pin_copied;
 	int done = 0;
 
 	/* Never a kernel thread, nor a realtime task: like the levers' guards. */
@@ -140,7 +164,9 @@ static int inherit_repair_one(const struct inherit_repair *c, const struct inher
 		return 0;
 	if (read_uids(tgid, tid, uids, sizeof(uids)) < 0 || strcmp(uids, f->uids) != 0)
 		return 0;
-	if (f->pinned && sched_getaffinity(tid, sizeof(cur), &cur) == 0 && CPU_EQUAL(&cur, &f->pin) &&
+	pin_copied = f->pinned || (f->unpinned && st.start_time >= f->unpin_from &&
+				   st.start_time <= f->unpin_to);
+	if (pin_copied && sched_getaffinity(tid, sizeof(cur), &cur) == 0 && CPU_EQUAL(&cur, &f->pin) &&
 	    task_verify(tgid, tid, st.start_time) == 0 &&
 	    sched_setaffinity(tid, sizeof(f->affinity), &f->affinity) == 0)
 		done = 1;

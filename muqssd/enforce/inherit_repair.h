@@ -13,6 +13,9 @@ struct inherit;
 struct inherit_repair {
 	bool slice_supported;	/* set by the caller */
 	uint64_t default_slice_ns;
+	/* Set by a live muqssd: unpins before this (CLOCK_BOOTTIME ns) had
+	 * every fork around them read. 0 (after a crash): every unpin counts. */
+	uint64_t unpins_after_ns;
 	unsigned repaired;	/* offspring put back so far */
 	struct inherit *v;
 	size_t n, cap;

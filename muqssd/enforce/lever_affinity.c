@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include "log.h"
+#include "time_util.h"
 
 /* The owner may have changed the affinity under us (taskset, a runtime).
  * Their new mask is then the one to respect and to restore. Read just
@@ -107,8 +108,12 @@ int enforce_unpin(struct enforcer *e, const struct enforce_target *target)
 	t->pinned = false;
 	enforce_dm_release(e, &t->dm_pin);
 	/* Its mask is its owner's again: a later restore (at exit, or after
-	 * a crash) must not put back one the owner has replaced since. */
+	 * a crash) must not put back one the owner has replaced since. But a
+	 * child forked just before may carry the pin, its fork not read yet:
+	 * the record says when the pin ended, for a restore to find it. */
 	t->rec.changed &= ~(unsigned)STATE_CHANGED_AFFINITY;
+	t->rec.unpinned_ns = now_nsec(CLOCK_BOOTTIME);
+	t->rec.unpinned_from = t->pinned_to;
 	r = enforcer_mark(e, t, 0, true);
 	return r < 0 ? r : 0;
 }

@@ -104,6 +104,18 @@ int state_record_encode(const struct state_record *r, char *buf, size_t size)
 		     r->stopped, r->boosted, (unsigned long long)r->created_ns, r->boot_id);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOBUFS;
+	if (r->unpinned_ns) {
+		size_t len = (size_t)n;
+
+		n = cpulist_format(&r->unpinned_from, cpus, sizeof(cpus));
+		if (n < 0)
+			return n;
+		n = snprintf(buf + len, size - len, "unpinned_ns=%llu\nunpinned_from=%s\n",
+			     (unsigned long long)r->unpinned_ns, cpus);
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENOBUFS;
+		n += (int)len;
+	}
 	return n;
 }
 
@@ -201,6 +213,13 @@ static int decode_line(char *key, const char *v, struct state_record *r, unsigne
 		r->created_ns = u;
 		return k;
 	}
+	if (!strcmp(key, "unpinned_ns")) {
+		k = parse_ull(v, UINT64_MAX, &u);
+		r->unpinned_ns = u;
+		return k;
+	}
+	if (!strcmp(key, "unpinned_from"))
+		return cpulist_parse(v, &r->unpinned_from) < 0 ? -EBADMSG : 0;
 	if (!strcmp(key, "slice_ns")) {
 		k = parse_ull(v, UINT64_MAX, &u);
 		r->slice_ns = u;
@@ -249,6 +268,9 @@ int state_record_decode(const char *buf, struct state_record *ret)
 			return -EBADMSG;
 	}
 	if ((seen & SEEN_REQUIRED) != SEEN_REQUIRED)
+		return -EBADMSG;
+	/* An unpin names the pin it ended. */
+	if (ret->unpinned_ns && CPU_COUNT(&ret->unpinned_from) == 0)
 		return -EBADMSG;
 	return 0;
 }

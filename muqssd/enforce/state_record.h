@@ -33,6 +33,12 @@ struct state_record {
 	 * of an older muqssd. */
 	uint64_t created_ns;
 
+	/* CLOCK_BOOTTIME ns of our last unpin (0: none), and the pin it
+	 * ended: a child forked just before copied that pin, and a muqssd
+	 * that died before it read the fork left the child pinned. */
+	uint64_t unpinned_ns;
+	cpu_set_t unpinned_from;
+
 	/* /proc/sys/kernel/random/boot_id when written: a pid and start time
 	 * name a task only within one boot. "" in records of an older muqssd. */
 	char boot_id[STATE_BOOT_ID_LEN + 1];

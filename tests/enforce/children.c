@@ -129,23 +129,37 @@ pid_t child_spawn_fork_loop(unsigned secs, const struct child_fork_count **ret)
 	return spawn(CHILD_FORK_LOOP, secs);
 }
 
-pid_t child_fork_grandchild(pid_t forker)
+/* The last of forker's children listed, or 0 for none. */
+static pid_t last_grandchild(pid_t forker)
 {
-	char path[64], buf[256];
+	char path[64], buf[256], *p;
 	ssize_t n;
 	int fd;
 
-	check(kill(forker, SIGUSR1) == 0);
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)forker, (int)forker);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	check(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+	p = strrchr(buf, ' ');
+	return (pid_t)atoi(p ? p + 1 : buf);
+}
+
+pid_t child_fork_grandchild(pid_t forker)
+{
+	pid_t before = last_grandchild(forker);
+
+	check(kill(forker, SIGUSR1) == 0);
 	for (int tries = 0; tries < 1000; tries++) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		check(fd >= 0);
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			return (pid_t)atoi(buf);
-		}
+		pid_t last = last_grandchild(forker);
+
+		if (last > 0 && last != before)
+			return last;
 		usleep(1000);
 	}
 	check(!"the grandchild was never forked");

@@ -20,7 +20,7 @@ struct child_fork_count {
 	unsigned long born_rt;
 };
 pid_t child_spawn_fork_loop(unsigned secs, const struct child_fork_count **ret);
-/* Makes forker fork its first grandchild; returns the grandchild's pid. */
+/* Makes forker fork a grandchild; returns the new grandchild's pid. */
 pid_t child_fork_grandchild(pid_t forker);
 /* SIGCONT + SIGKILL + reap, for one child or all that are left. */
 void child_kill(pid_t pid);

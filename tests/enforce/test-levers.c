@@ -265,6 +265,46 @@ static void test_restore_all_offspring(struct enforcer *e)
 	child_kill(p);
 }
 
+/* We pin a task, it forks, we unpin it, and we die before we read that
+ * fork (no tracker here, so never): the child carries the pin, the
+ * parent's record no pin. A restarted muqssd finds it from the record's
+ * last unpin. A child forked well before the unpin is left alone: a live
+ * muqssd read that fork long ago, so such a pin is its owner's now. */
+static void test_crash_after_unpin(void)
+{
+	char crash_dir[] = "/tmp/muqss-test-levers-crash-XXXXXX", cmd[128];
+	pid_t p = child_spawn_forker(10), old_kid, kid;
+	struct enforce_target tp = child_target(p);
+	cpu_set_t all = mask_of(p), zero = cpus(0, -1), got;
+	struct enforcer *e;
+
+	if (CPU_COUNT(&all) < 2) {
+		fprintf(stderr, "skip crash after unpin: one CPU\n");
+		child_kill(p);
+		return;
+	}
+	check(mkdtemp(crash_dir));
+	check(enforcer_new(&e, crash_dir) == 0);
+	check(enforce_pin(e, &tp, &zero) == 0);
+	usleep(50 * 1000);
+	old_kid = child_fork_grandchild(p);
+	usleep(400 * 1000);
+	kid = child_fork_grandchild(p);
+	check(enforce_unpin(e, &tp) == 0);
+	got = mask_of(kid);
+	check(CPU_EQUAL(&got, &zero));
+	enforcer_free(e); /* a crash: the records stay */
+	check(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
+	got = mask_of(kid);
+	check(CPU_EQUAL(&got, &all));
+	got = mask_of(old_kid);
+	check(CPU_EQUAL(&got, &zero));
+	enforcer_free(e);
+	child_kill(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", crash_dir);
+	check(system(cmd) == 0);
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -342,6 +382,7 @@ int main(void)
 	test_stop(e);
 	test_restore_all(e);
 	test_restore_all_offspring(e);
+	test_crash_after_unpin();
 	test_unboost_while_forking(e);
 	test_cost(e);
 	enforcer_free(e);

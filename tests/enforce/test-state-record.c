@@ -53,7 +53,15 @@ static void test_roundtrip(void)
 	check(d.created_ns == r.created_ns);
 	check(!strcmp(d.boot_id, r.boot_id));
 	check(CPU_EQUAL(&d.affinity, &r.affinity));
+	check(d.unpinned_ns == 0);
 	check(state_record_encode(&r, buf, 10) == -ENOBUFS);
+	/* After an unpin: when, and the pin it ended. */
+	r.unpinned_ns = 55555555555ULL;
+	CPU_ZERO(&r.unpinned_from);
+	CPU_SET(3, &r.unpinned_from);
+	check(state_record_encode(&r, buf, sizeof(buf)) > 0);
+	check(state_record_decode(buf, &d) == 0);
+	check(d.unpinned_ns == r.unpinned_ns && CPU_EQUAL(&d.unpinned_from, &r.unpinned_from));
 }
 
 static void test_malformed(void)
@@ -81,6 +89,12 @@ static void test_malformed(void)
 		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\nboot_id=x\n",
 		("version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=1\n"
 		 "boot_id=0f4c7c3e-5d0b-4b8a-9d6e-2a1b3c4d5e6f0\n"),
+		/* An unpin with no pin, or a bad one. */
+		"version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=0\nunpinned_ns=9\n",
+		("version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=0\n"
+		 "unpinned_ns=9\nunpinned_from=\n"),
+		("version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\naffinity=0\nchanged=0\n"
+		 "unpinned_ns=x\nunpinned_from=1\n"),
 	};
 	const char *good = "version=1\ntid=5\ntgid=5\nstart=1\npolicy=0\nnice=0\n"
 			   "affinity=0\nchanged=1\nfuture_key=7\n";
