@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "enforce.h"
 #include "sched_attr.h"
@@ -43,6 +45,8 @@ struct deadman {
 	pthread_t thread;
 	bool running;
 	_Atomic uint64_t deadline_ns;	/* 0: disarmed */
+	_Atomic uint32_t kicks;		/* bumped at each kick; a waiting thread sleeps on it */
+	_Atomic bool waiting;		/* the thread sleeps on kicks */
 	_Atomic(const char *) phase;
 	_Atomic bool stop;
 	_Atomic bool tripped;		/* set by the thread, taken by the loop */
@@ -129,6 +133,25 @@ static void trip(struct deadman *d, uint64_t late_ns)
 	atomic_store_explicit(&d->tripped, true, memory_order_release);
 }
 
+/* Until the next kick. A poll would preempt, many times a second, the
+ * desktop that has only the kernel to look after it while the loop is
+ * held up. The thread says it waits before it looks at kicks, and a kick
+ * bumps kicks before it looks at waiting: one of the two sees the other. */
+static void wait_for_kick(struct deadman *d, uint32_t seen)
+{
+	atomic_store(&d->waiting, true);
+	if (atomic_load(&d->kicks) == seen)
+		(void)syscall(SYS_futex, (uint32_t *)&d->kicks, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+	atomic_store(&d->waiting, false);
+}
+
+static void kick(struct deadman *d)
+{
+	atomic_fetch_add(&d->kicks, 1);
+	if (atomic_load(&d->waiting))
+		(void)syscall(SYS_futex, (uint32_t *)&d->kicks, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void *deadman_main(void *arg)
 {
 	struct deadman *d = arg;
@@ -138,13 +161,13 @@ static void *deadman_main(void *arg)
 	/* Fault the stack in now: it is locked as it is touched. */
 	memset((char *)stack, 0, sizeof(stack));
 	while (!atomic_load(&d->stop)) {
+		uint32_t seen = atomic_load(&d->kicks);
 		uint64_t deadline = atomic_load(&d->deadline_ns), now;
 		struct timespec ts;
 
 		if (!deadline || deadline == tripped_for) {
 			/* Disarmed, or tripped and waiting for the loop. */
-			ts = (struct timespec){ 0, 5 * 1000 * 1000 };
-			(void)clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+			wait_for_kick(d, seen);
 			continue;
 		}
 		ts = (struct timespec){ (time_t)(deadline / 1000000000ULL),
@@ -209,7 +232,8 @@ void deadman_stop(struct deadman *d)
 		return;
 	if (d->running) {
 		atomic_store(&d->stop, true);
-		atomic_store(&d->deadline_ns, 1); /* wakes it at once */
+		atomic_store(&d->deadline_ns, 1); /* due at once, if it sleeps towards one */
+		kick(d);
 		pthread_join(d->thread, NULL);
 	}
 	for (int i = 0; i < DEADMAN_SLOTS; i++)
@@ -224,6 +248,7 @@ void deadman_kick(struct deadman *d, uint64_t deadline_ns, const char *phase)
 		return;
 	atomic_store(&d->phase, phase);
 	atomic_store(&d->deadline_ns, deadline_ns);
+	kick(d);
 }
 
 bool deadman_take_trip(struct deadman *d, struct deadman_trip *ret)

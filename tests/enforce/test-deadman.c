@@ -1,0 +1,145 @@
+/* The deadman on a real child: a missed deadline drops our boost; once
+ * tripped (or disarmed) the thread sleeps until the loop kicks it again,
+ * not waking the CPUs the loop is no longer looking after; the next
+ * missed deadline trips again; and it stops at once. */
+#include <dirent.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "children.h"
+#include "deadman.h"
+#include "enforce.h"
+#include "sched_attr.h"
+
+#define MS (1000ULL * 1000)
+
+static char dir[] = "/tmp/muqss-test-deadman-XXXXXX";
+
+static void cleanup(void)
+{
+	char cmd[128];
+
+	children_kill_all();
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The deadman's tid: our one thread besides this one. */
+static pid_t deadman_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	pid_t found = 0;
+
+	check(d);
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid > 0 && tid != gettid())
+			found = tid;
+	}
+	closedir(d);
+	check(found > 0);
+	return found;
+}
+
+/* How many times tid has woken from a sleep so far. */
+static unsigned long wakeups(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	f = fopen(path, "re");
+	check(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/* A missed deadline: our boost of pid is dropped, once. */
+static void miss_deadline(struct deadman *d, struct enforcer *e, pid_t pid, uint64_t trips)
+{
+	struct enforce_target t = child_target(pid);
+	struct deadman_trip trip;
+	struct sched_attr_v1 a;
+
+	check(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
+	check(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_FIFO);
+	deadman_kick(d, mono_ns() + 20 * MS, "in a test");
+	usleep(80 * 1000);
+	check(deadman_trips(d) == trips);
+	check(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_OTHER);
+	check(deadman_take_trip(d, &trip));
+	check(trip.unboosted == 1 && !strcmp(trip.phase, "in a test"));
+	check(!deadman_take_trip(d, &trip));
+	/* The loop is back: it puts its own view straight. */
+	enforcer_drop_all_boosts(e);
+}
+
+/* Over 200 ms, the thread may wake once or twice (a kick on its way),
+ * not every few ms. */
+static void check_asleep(pid_t tid, const char *what)
+{
+	unsigned long before = wakeups(tid), woke;
+
+	usleep(200 * 1000);
+	woke = wakeups(tid) - before;
+	printf("%s: the deadman woke %lu times in 200 ms\n", what, woke);
+	check(woke <= 2);
+}
+
+int main(void)
+{
+	struct enforcer *e;
+	struct deadman *d;
+	uint64_t t0;
+	pid_t pid, tid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "skip: boosting other tasks needs root\n");
+		return 77;
+	}
+	check(mkdtemp(dir));
+	atexit(cleanup);
+	test_go_realtime(ENFORCE_DAEMON_PRIO);
+	check(enforcer_new(&e, dir) == 0);
+	check(deadman_start(&d, ENFORCE_DAEMON_PRIO + 1) == 0);
+	enforcer_set_deadman(e, d);
+	tid = deadman_tid();
+	pid = child_spawn(false, 10);
+
+	miss_deadline(d, e, pid, 1);
+	check_asleep(tid, "tripped");
+	/* Kicked again, it keeps time again. */
+	miss_deadline(d, e, pid, 2);
+	deadman_kick(d, 0, NULL);
+	check_asleep(tid, "disarmed");
+	miss_deadline(d, e, pid, 3);
+
+	t0 = mono_ns();
+	enforcer_set_deadman(e, NULL);
+	deadman_stop(d);
+	check(mono_ns() - t0 < 100 * MS);
+	check(enforcer_restore_all(e) == 0);
+	enforcer_free(e);
+	child_kill(pid);
+	return 0;
+}
