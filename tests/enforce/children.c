@@ -166,6 +166,26 @@ pid_t child_fork_grandchild(pid_t forker)
 	return -1;
 }
 
+static char state_dir[96];
+
+static void state_dir_cleanup(void)
+{
+	char cmd[160];
+
+	children_kill_all();
+	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", state_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cleanup failed\n");
+}
+
+const char *test_state_dir(const char *name)
+{
+	snprintf(state_dir, sizeof(state_dir), "/tmp/muqss-test-%s-XXXXXX", name);
+	check(mkdtemp(state_dir));
+	atexit(state_dir_cleanup);
+	return state_dir;
+}
+
 void child_kill(pid_t pid)
 {
 	for (size_t i = 0; i < MAX_CHILDREN; i++)

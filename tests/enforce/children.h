@@ -25,6 +25,9 @@ pid_t child_fork_grandchild(pid_t forker);
 /* SIGCONT + SIGKILL + reap, for one child or all that are left. */
 void child_kill(pid_t pid);
 void children_kill_all(void);
+/* A fresh state directory under /tmp named for the test; at exit every
+ * child left is killed and the directory removed. */
+const char *test_state_dir(const char *name);
 struct enforce_target child_target(pid_t pid);
 /* Current state letter from /proc/<pid>/stat, waiting up to 1 s for want. */
 char child_wait_state(pid_t pid, char want, bool equal);

@@ -18,18 +18,6 @@
 
 #define MS (1000ULL * 1000)
 
-static char dir[] = "/tmp/muqss-test-deadman-XXXXXX";
-
-static void cleanup(void)
-{
-	char cmd[128];
-
-	children_kill_all();
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup failed\n");
-}
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -117,10 +105,8 @@ int main(void)
 		fprintf(stderr, "skip: boosting other tasks needs root\n");
 		return 77;
 	}
-	check(mkdtemp(dir));
-	atexit(cleanup);
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
-	check(enforcer_new(&e, dir) == 0);
+	check(enforcer_new(&e, test_state_dir("deadman")) == 0);
 	check(deadman_start(&d, ENFORCE_DAEMON_PRIO + 1) == 0);
 	enforcer_set_deadman(e, d);
 	tid = deadman_tid();

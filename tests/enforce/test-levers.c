@@ -13,17 +13,7 @@
 #include "enforce.h"
 #include "sched_attr.h"
 
-static char dir[] = "/tmp/muqss-test-levers-XXXXXX";
-
-static void cleanup(void)
-{
-	char cmd[128];
-
-	children_kill_all();
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup failed\n");
-}
+static const char *dir;
 
 static struct sched_attr_v1 attr_of(pid_t tid)
 {
@@ -272,7 +262,7 @@ static void test_restore_all_offspring(struct enforcer *e)
  * muqssd read that fork long ago, so such a pin is its owner's now. */
 static void test_crash_after_unpin(void)
 {
-	char crash_dir[] = "/tmp/muqss-test-levers-crash-XXXXXX", cmd[128];
+	char crash_dir[128];
 	pid_t p = child_spawn_forker(10), old_kid, kid;
 	struct enforce_target tp = child_target(p);
 	cpu_set_t all = mask_of(p), zero = cpus(0, -1), got;
@@ -283,7 +273,7 @@ static void test_crash_after_unpin(void)
 		child_kill(p);
 		return;
 	}
-	check(mkdtemp(crash_dir));
+	snprintf(crash_dir, sizeof(crash_dir), "%s/crash", dir);
 	check(enforcer_new(&e, crash_dir) == 0);
 	check(enforce_pin(e, &tp, &zero) == 0);
 	usleep(50 * 1000);
@@ -301,8 +291,6 @@ static void test_crash_after_unpin(void)
 	check(CPU_EQUAL(&got, &zero));
 	enforcer_free(e);
 	child_kill(p);
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", crash_dir);
-	check(system(cmd) == 0);
 }
 
 static double now_us(void)
@@ -371,8 +359,7 @@ int main(void)
 		fprintf(stderr, "skip: changing other tasks' policies needs root\n");
 		return 77;
 	}
-	check(mkdtemp(dir));
-	atexit(cleanup);
+	dir = test_state_dir("levers");
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
 	check(enforcer_new(&e, dir) == 0);
 	test_boost(e);

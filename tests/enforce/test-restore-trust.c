@@ -20,18 +20,8 @@
 #include "sched_attr.h"
 #include "state_dir.h"
 
-static char dir[] = "/tmp/muqss-test-restore-trust-XXXXXX";
+static const char *dir;
 static char boot_id[STATE_BOOT_ID_LEN + 1];
-
-static void cleanup(void)
-{
-	char cmd[128];
-
-	children_kill_all();
-	snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cleanup failed\n");
-}
 
 static int policy_of(pid_t pid)
 {
@@ -113,8 +103,7 @@ int main(void)
 		fprintf(stderr, "skip: changing other tasks' policies needs root\n");
 		return 77;
 	}
-	check(mkdtemp(dir));
-	atexit(cleanup);
+	dir = test_state_dir("restore-trust");
 	check(state_boot_id(boot_id) == 0);
 	child = child_spawn(false, 30);
 	check(policy_of(child) == SCHED_OTHER);
