@@ -6,6 +6,7 @@
  * muqssctl at is that daemon. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -57,16 +58,25 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static char sock_dir[] = "/tmp/muqss-fuzz-client.XXXXXX";
+
+/* Each run made a directory under /tmp and left it there. */
+static void remove_socket(void)
+{
+	unlink(sock_path);
+	rmdir(sock_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char dir[] = "/tmp/muqss-fuzz-client.XXXXXX";
 
 	(void)argc;
 	(void)argv;
-	if (!mkdtemp(dir))
+	if (!mkdtemp(sock_dir))
 		abort();
-	snprintf(sock_path, sizeof(sock_path), "%s/control", dir);
+	atexit(remove_socket);
+	snprintf(sock_path, sizeof(sock_path), "%s/control", sock_dir);
 	strcpy(sa.sun_path, sock_path);
 	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
