@@ -55,7 +55,6 @@ struct daemon {
 	uint64_t last_trip_log_ns;
 	uint64_t test_stall_ns;		/* MUQSSD_TEST_STALL_MS: the test hook */
 	bool test_stall_pending;
-	bool matching_at_start;		/* rules for the processes the scan found */
 };
 
 /* A tick must have finished within this of when it was due, or the
@@ -125,7 +124,8 @@ void daemon_tunables_changed(struct daemon *d);
 struct rule;
 int daemon_rules_load(struct daemon *d);
 void daemon_rules_free(struct daemon *d);
-const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt);
+const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt,
+				      bool at_start);
 
 /* Control socket (daemon_control.c). */
 int daemon_control_start(struct daemon *d);

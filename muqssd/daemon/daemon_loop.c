@@ -185,9 +185,9 @@ static const struct loop_lever_ops lever_ops = {
 
 /* The rule for tt as the loop takes it; NULL when none matches. */
 static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_task *tt,
-					struct loop_rule *buf)
+					bool at_start, struct loop_rule *buf)
 {
-	const struct rule *r = daemon_rules_match(d, tt);
+	const struct rule *r = daemon_rules_match(d, tt, at_start);
 
 	if (!r)
 		return NULL;
@@ -216,7 +216,7 @@ void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
 	struct loop_rule buf;
 
 	if (d->loop)
-		pull_tick(d, loop_task_new(d->loop, tt, rule_for(d, tt, &buf),
+		pull_tick(d, loop_task_new(d->loop, tt, rule_for(d, tt, false, &buf),
 					   tracker_event_ns(d->tracker), now_nsec(CLOCK_MONOTONIC)));
 }
 
@@ -227,7 +227,7 @@ void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)
 
 	if (!d->loop)
 		return;
-	rule = rule_for(d, tt, &buf);
+	rule = rule_for(d, tt, false, &buf);
 	pull_tick(d, loop_task_exec(d->loop, tt, rule, tracker_event_ns(d->tracker),
 				    now_nsec(CLOCK_MONOTONIC)));
 }
@@ -251,7 +251,7 @@ static void match_at_start(struct tracked_task *tt, void *userdata)
 	struct loop_rule buf;
 
 	if (tt->tid == tt->tgid)
-		loop_process_matched(d->loop, tt->tgid, rule_for(d, tt, &buf));
+		loop_process_matched(d->loop, tt->tgid, rule_for(d, tt, true, &buf));
 }
 
 int daemon_adopt(struct daemon *d, pid_t tid, bool defer)
@@ -407,9 +407,7 @@ int daemon_loop_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "cannot start the scheduler: %m");
 	/* The scan found its tasks before there was a loop to take a rule. */
-	d->matching_at_start = true;
 	tracker_foreach(d->tracker, match_at_start, d);
-	d->matching_at_start = false;
 	/* Above every boost we grant, so a boosted spinner never starves us. */
 	(void)enforce_protect_self(ENFORCE_DAEMON_PRIO);
 	/* And above us, the thread that ends our boosts if we stall. */

@@ -38,32 +38,32 @@ void daemon_rules_free(struct daemon *d)
  * exec. Returns false when there is none (a rescan, a comm change, a
  * read taken on the loop): reading it here would take the task's mmap
  * lock, which a program loading its libraries holds, on the loop. At
- * start-up, before the first tick, it is read here, as the scan read the
- * tasks' stat: that may wait on a program loading, but nothing of ours
- * is boosted or pinned yet to hold that program up. */
-static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, char *buf, size_t size)
+ * start-up (at_start), before the first tick, it is read here, as the
+ * scan read the tasks' stat: that may wait on a program loading, but
+ * nothing of ours is boosted or pinned yet to hold that program up. */
+static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, bool at_start,
+			  char *buf, size_t size)
 {
 	const char *read;
 	size_t len = 0, n;
-	ssize_t r;
 
-	if (d->matching_at_start) {
+	if (at_start) {
 		char path[64];
+		ssize_t r;
 
 		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)tt->tgid);
-		r = procfs_read_file(path, buf, size - 1);
+		r = procfs_read_file(path, buf, size);
 		if (r < 0)
 			return false;
-		read = buf;
-		len = (size_t)r;
+		n = (size_t)r;
 	} else {
 		read = tracker_event_cmdline(d->tracker, tt, &len);
 		if (!read)
 			return false;
+		n = len < size ? len : size - 1;
+		memcpy(buf, read, n);
+		buf[n] = '\0';
 	}
-	n = len < size ? len : size - 1;
-	memmove(buf, read, n);
-	buf[n] = '\0';
 	if (n > 0)
 		rules_cmdline_join(buf, n);
 	return true;
@@ -88,8 +88,10 @@ static void read_cgroup(pid_t pid, char *buf, size_t size)
  * takes for write at each mmap while it loads its libraries: so at a
  * fork or an exec the tracker's stat readers have read it already, and
  * without that read (a comm change, a rescan) a rule that needs it does
- * not decide: NULL, the task keeps the class it has. */
-const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt)
+ * not decide: NULL, the task keeps the class it has. at_start: for a
+ * process the start-up scan found, before the first tick. */
+const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt,
+				      bool at_start)
 {
 	char cmdline[4096] = "", cgroup[4096] = "";
 	struct rule_subject s;
@@ -103,7 +105,7 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 		.uid = tt->uid,
 	};
 	need = rules_lazy_fields(d->rules, &s);
-	if ((need & RULE_MATCH_CMDLINE) && !event_cmdline(d, tt, cmdline, sizeof(cmdline))) {
+	if ((need & RULE_MATCH_CMDLINE) && !event_cmdline(d, tt, at_start, cmdline, sizeof(cmdline))) {
 		d->counters.rules_undecided++;
 		return NULL;
 	}
