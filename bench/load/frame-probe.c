@@ -6,6 +6,7 @@
  * us), how late it woke (us), and 1 if it ended after the next was due. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,31 +42,49 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Output files are written aside and renamed into place: readers wait for
+ * the file to appear, and one read as it was being written was empty (a
+ * bench round with no frames). */
+static FILE *open_aside(const char *path, char *tmp, size_t size)
+{
+	snprintf(tmp, size, "%s.part", path);
+	return fopen(tmp, "we");
+}
+
+static int put_in_place(FILE *f, const char *tmp, const char *path)
+{
+	int r = 0;
+
+	if (fclose(f) != 0 || rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlink(tmp);
+	return r;
+}
+
 static int write_raw(const char *path, const uint64_t *lat, size_t n)
 {
-	FILE *f = fopen(path, "we");
+	char tmp[PATH_MAX];
+	FILE *f = open_aside(path, tmp, sizeof(tmp));
 
 	if (!f)
 		return -errno;
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
-	if (fclose(f) != 0)
-		return -errno;
-	return 0;
+	return put_in_place(f, tmp, path);
 }
 
 static int write_timeline(const char *path, const uint64_t *due, const uint64_t *lat,
 			  const unsigned char *overran, size_t n)
 {
-	FILE *f = fopen(path, "we");
+	char tmp[PATH_MAX];
+	FILE *f = open_aside(path, tmp, sizeof(tmp));
 
 	if (!f)
 		return -errno;
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%.1f %.1f %u\n", (double)due[i] / 1e3, (double)lat[i] / 1e3, overran[i]);
-	if (fclose(f) != 0)
-		return -errno;
-	return 0;
+	return put_in_place(f, tmp, path);
 }
 
 static volatile sig_atomic_t stop;
