@@ -20,10 +20,14 @@
 #include "tracker.h"
 
 /* The task source: the tracker. */
-static void src_refresh(void *ctx, uint64_t now, unsigned budget, uint64_t cold_ns,
-			uint64_t slow_ns)
+static uint64_t src_refresh(void *ctx, uint64_t now, unsigned budget, uint64_t cold_ns,
+			    uint64_t slow_ns)
 {
+	uint64_t done;
+
 	(void)tracker_refresh_active(ctx, now, budget, cold_ns, slow_ns);
+	done = now_nsec(CLOCK_MONOTONIC);
+	return done > now ? done : now;
 }
 
 static void src_foreach_active(void *ctx, tracker_task_func_t fn, void *userdata)

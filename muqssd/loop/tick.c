@@ -740,7 +740,7 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	/* Sweep the sleepers about every two seconds, whatever their number. */
 	unsigned budget = (unsigned)(idle * (l->tick_ns / 1000) / 2000000) + 1;
 	bool core_busy = false, hogs = false;
-	uint64_t queued_slice_ns;
+	uint64_t queued_slice_ns, read_ns;
 
 	l->last_tick_ns = now;
 	l->any_d_state = false;
@@ -756,7 +756,14 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 	l->contend_float = l->settled_float;
 	l->settled_float = 0;
 	memset(l->wake_boosts, 0, sizeof(unsigned) * (size_t)l->nr_cpus);
-	l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS, TICK_HOG_READ_NS);
+	read_ns = l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS, TICK_HOG_READ_NS);
+	/* Reads held up (a slow one, a host pause): the tick decides on
+	 * when they ended, or a stop would outlast its bound and a deadline
+	 * be set in the past by the hold. */
+	if (read_ns > now) {
+		dt += read_ns - now;
+		now = l->last_tick_ns = read_ns;
+	}
 	l->recent_sleepers = 0;
 	l->next_settle_ns = 0;
 	l->born_pending = false;

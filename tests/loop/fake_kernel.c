@@ -78,11 +78,18 @@ static void show_policy(struct fk_task *t)
 }
 
 /* The task source. */
-static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t cold_ns,
-			uint64_t slow_ns)
+static uint64_t src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t cold_ns,
+			    uint64_t slow_ns)
 {
 	struct fake_kernel *fk = ctx;
-	uint64_t dt = now > fk->last_refresh_ns ? now - fk->last_refresh_ns : 0;
+	uint64_t dt;
+
+	/* Held up: every read is taken after the hold, as the tracker
+	 * stamps each read when it is taken. */
+	now += fk->refresh_hold_ns;
+	fk->now = now;
+	fk->refresh_hold_ns = 0;
+	dt = now > fk->last_refresh_ns ? now - fk->last_refresh_ns : 0;
 
 	/* Every task is read each time but one the loop marked slow, which
 	 * is read as the tracker reads it: its facts are exact, and a task
@@ -142,6 +149,7 @@ static void src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t 
 		t->refreshed_cpu_ns = t->tt.cpu_ns;
 		t->tt.active = t->keep_active || now <= t->tt.active_ns + TRACKER_IDLE_AFTER_NS;
 	}
+	return now;
 }
 
 static void src_foreach(void *ctx, tracker_task_func_t fn, void *userdata)

@@ -85,6 +85,9 @@ struct fake_kernel {
 	/* Ticks after which a boosted task was off the active list (fk_done
 	 * fails on any). */
 	unsigned boosted_idle;
+	/* The next refresh is held up this long (a slow read, a host
+	 * pause) before its reads: fk.now moves on with it. */
+	uint64_t refresh_hold_ns;
 	/* Called at the start of every refresh: the test's script. */
 	fk_step_func_t step;
 	void *step_data;

@@ -160,11 +160,33 @@ static void test_bound(void)
 	fk_done(&fk);
 }
 
+/* A tick whose reads were held up (a slow read, a host pause) decides on
+ * when they ended: a stop that passed its bound meanwhile ends at that
+ * tick, not at the next. */
+static void test_bound_after_held_reads(void)
+{
+	struct fk_task *p = start(300);
+	uint64_t since;
+
+	CHECK(until_stopped(p, true, 100 * MS) < 100 * MS);
+	since = fk.now;
+	while (fk.now + 2 * MS - since < 290 * MS) {
+		(void)fk_tick(&fk, 2 * MS);
+		CHECK(p->stopped);
+	}
+	fk.refresh_hold_ns = 15 * MS;
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK(fk.now - since >= 300 * MS);
+	CHECK(!p->stopped);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_stop_and_cont_on_free_cpu();
 	test_one_hog_no_stop();
 	test_cont_on_d_state();
 	test_bound();
+	test_bound_after_held_reads();
 	return CHECK_EXIT();
 }
