@@ -142,11 +142,9 @@ static void run_scene(const struct scene *sc)
 	CHECK(ticks / secs <= sc->max.ticks_per_s);
 	CHECK((double)total / ticks <= sc->max.total_per_tick);
 	for (int i = 0; i < FK_NR_LEVERS; i++)
-		if ((double)fk.calls[i] / ticks > sc->max.per_tick[i]) {
-			fprintf(stderr, "%s: %s %.2f per tick, over %.2f\n", sc->name, fk_lever_name(i),
-				(double)fk.calls[i] / ticks, sc->max.per_tick[i]);
-			check_failures++;
-		}
+		if ((double)fk.calls[i] / ticks > sc->max.per_tick[i])
+			CHECK_FAIL("%s: %s %.2f per tick, over %.2f", sc->name, fk_lever_name(i),
+				   (double)fk.calls[i] / ticks, sc->max.per_tick[i]);
 	/* The loop's own count of its system calls is right. */
 	CHECK_EQ(lc->calls_boost - before.calls_boost, fk.calls[FK_BOOST]);
 	CHECK_EQ(lc->calls_unboost - before.calls_unboost, fk.calls[FK_UNBOOST]);

@@ -66,9 +66,8 @@ static void watch(uint64_t span, unsigned nr_iso, struct trace *tr)
 			tr->cleared_ns = fk.now - t0;
 		/* Before the trip an ISO task is never anything but boosted. */
 		if (!tr->tripped_ns && fk.now - t0 > 10 * MS && t->boost_prio != BOOST_RUN) {
-			fprintf(stderr, "ISO task not boosted at %llu ms before the cap\n",
-				(unsigned long long)((fk.now - t0) / MS));
-			check_failures++;
+			CHECK_FAIL("ISO task not boosted at %llu ms before the cap",
+				   (unsigned long long)((fk.now - t0) / MS));
 			return;
 		}
 	}

@@ -4,18 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "procfs_parse.h"
-
-static int failures;
-
-#define CHECK(cond)                                                             \
-	do {                                                                    \
-		if (!(cond)) {                                                  \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,  \
-				__LINE__, #cond);                               \
-			failures++;                                             \
-		}                                                               \
-	} while (0)
 
 /* A real line from a 6.x kernel with the comm replaced. */
 #define STAT_TAIL                                                                   \
@@ -136,7 +126,5 @@ int main(void)
 	test_status();
 	test_schedstat();
 	test_cgroup();
-	if (failures)
-		fprintf(stderr, "%d failures\n", failures);
-	return failures ? 1 : 0;
+	return CHECK_EXIT();
 }
