@@ -72,17 +72,17 @@ static pid_t spawn(enum child_kind kind, unsigned secs)
 
 	for (i = 0; i < MAX_CHILDREN && children[i]; i++)
 		;
-	check(i < MAX_CHILDREN);
+	REQUIRE(i < MAX_CHILDREN);
 	/* The pipe's end is closed with the rest: once the read sees EOF the
 	 * child holds nothing of ours, even if it is stopped right after. */
-	check(pipe2(closed, O_CLOEXEC) == 0);
+	REQUIRE(pipe2(closed, O_CLOEXEC) == 0);
 	/* Blocked before the fork: a SIGUSR1 sent at once to a forker is
 	 * not fatal (the others never get one). */
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
-	check(sigprocmask(SIG_BLOCK, &usr1, &old) == 0);
+	REQUIRE(sigprocmask(SIG_BLOCK, &usr1, &old) == 0);
 	pid = fork();
-	check(pid >= 0);
+	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		/* Not the state dir's lock, nor anything else of the test's. */
 		close_range(3, ~0u, 0);
@@ -98,7 +98,7 @@ static pid_t spawn(enum child_kind kind, unsigned secs)
 		for (;;)
 			pause();
 	}
-	check(sigprocmask(SIG_SETMASK, &old, NULL) == 0);
+	REQUIRE(sigprocmask(SIG_SETMASK, &old, NULL) == 0);
 	close(closed[1]);
 	while (read(closed[0], &c, 1) < 0 && errno == EINTR)
 		;
@@ -122,7 +122,7 @@ pid_t child_spawn_fork_loop(unsigned secs, const struct child_fork_count **ret)
 	if (!fork_count) {
 		fork_count = mmap(NULL, sizeof(*fork_count), PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		check(fork_count != MAP_FAILED);
+		REQUIRE(fork_count != MAP_FAILED);
 	}
 	*fork_count = (struct child_fork_count){ 0 };
 	*ret = fork_count;
@@ -138,7 +138,7 @@ static pid_t last_grandchild(pid_t forker)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)forker, (int)forker);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	check(fd >= 0);
+	REQUIRE(fd >= 0);
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
@@ -154,7 +154,7 @@ pid_t child_fork_grandchild(pid_t forker)
 {
 	pid_t before = last_grandchild(forker);
 
-	check(kill(forker, SIGUSR1) == 0);
+	REQUIRE(kill(forker, SIGUSR1) == 0);
 	for (int tries = 0; tries < 1000; tries++) {
 		pid_t last = last_grandchild(forker);
 
@@ -162,7 +162,7 @@ pid_t child_fork_grandchild(pid_t forker)
 			return last;
 		usleep(1000);
 	}
-	check(!"the grandchild was never forked");
+	REQUIRE(!"the grandchild was never forked");
 	return -1;
 }
 
@@ -181,7 +181,7 @@ static void state_dir_cleanup(void)
 const char *test_state_dir(const char *name)
 {
 	snprintf(state_dir, sizeof(state_dir), "/tmp/muqss-test-%s-XXXXXX", name);
-	check(mkdtemp(state_dir));
+	REQUIRE(mkdtemp(state_dir));
 	atexit(state_dir_cleanup);
 	return state_dir;
 }
@@ -208,8 +208,8 @@ struct enforce_target child_target(pid_t pid)
 {
 	struct enforce_target t;
 
-	check(enforce_target_from_tid(pid, &t) == 0);
-	check(t.tgid == pid);
+	REQUIRE(enforce_target_from_tid(pid, &t) == 0);
+	REQUIRE(t.tgid == pid);
 	return t;
 }
 
@@ -250,5 +250,5 @@ void test_go_realtime(int prio)
 		.sched_flags = SCHED_FLAG_RESET_ON_FORK,
 	};
 
-	check(sched_attr_set(0, &a) == 0);
+	REQUIRE(sched_attr_set(0, &a) == 0);
 }

@@ -33,7 +33,7 @@ static pid_t deadman_tid(void)
 	struct dirent *de;
 	pid_t found = 0;
 
-	check(d);
+	REQUIRE(d);
 	while ((de = readdir(d))) {
 		pid_t tid = (pid_t)atoi(de->d_name);
 
@@ -41,7 +41,7 @@ static pid_t deadman_tid(void)
 			found = tid;
 	}
 	closedir(d);
-	check(found > 0);
+	REQUIRE(found > 0);
 	return found;
 }
 
@@ -54,7 +54,7 @@ static unsigned long wakeups(pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
 	f = fopen(path, "re");
-	check(f);
+	REQUIRE(f);
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "voluntary_ctxt_switches: %lu", &n) == 1)
 			break;
@@ -69,15 +69,15 @@ static void miss_deadline(struct deadman *d, struct enforcer *e, pid_t pid, uint
 	struct deadman_trip trip;
 	struct sched_attr_v1 a;
 
-	check(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
-	check(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_FIFO);
+	CHECK(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
+	CHECK(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_FIFO);
 	deadman_kick(d, mono_ns() + 20 * MS, "in a test");
 	usleep(80 * 1000);
-	check(deadman_trips(d) == trips);
-	check(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_OTHER);
-	check(deadman_take_trip(d, &trip));
-	check(trip.unboosted == 1 && !strcmp(trip.phase, "in a test"));
-	check(!deadman_take_trip(d, &trip));
+	CHECK(deadman_trips(d) == trips);
+	CHECK(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_OTHER);
+	REQUIRE(deadman_take_trip(d, &trip));
+	CHECK(trip.unboosted == 1 && !strcmp(trip.phase, "in a test"));
+	CHECK(!deadman_take_trip(d, &trip));
 	/* The loop is back: it puts its own view straight. */
 	enforcer_drop_all_boosts(e);
 }
@@ -91,7 +91,7 @@ static void check_asleep(pid_t tid, const char *what)
 	usleep(200 * 1000);
 	woke = wakeups(tid) - before;
 	printf("%s: the deadman woke %lu times in 200 ms\n", what, woke);
-	check(woke <= 2);
+	CHECK(woke <= 2);
 }
 
 int main(void)
@@ -106,8 +106,8 @@ int main(void)
 		return 77;
 	}
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
-	check(enforcer_new(&e, test_state_dir("deadman")) == 0);
-	check(deadman_start(&d, ENFORCE_DAEMON_PRIO + 1) == 0);
+	REQUIRE(enforcer_new(&e, test_state_dir("deadman")) == 0);
+	REQUIRE(deadman_start(&d, ENFORCE_DAEMON_PRIO + 1) == 0);
 	enforcer_set_deadman(e, d);
 	tid = deadman_tid();
 	pid = child_spawn(false, 10);
@@ -123,9 +123,9 @@ int main(void)
 	t0 = mono_ns();
 	enforcer_set_deadman(e, NULL);
 	deadman_stop(d);
-	check(mono_ns() - t0 < 100 * MS);
-	check(enforcer_restore_all(e) == 0);
+	CHECK(mono_ns() - t0 < 100 * MS);
+	CHECK(enforcer_restore_all(e) == 0);
 	enforcer_free(e);
 	child_kill(pid);
-	return 0;
+	return CHECK_EXIT();
 }

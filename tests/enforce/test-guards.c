@@ -35,7 +35,7 @@ static int policy_of(pid_t pid)
 {
 	struct sched_attr_v1 a;
 
-	check(sched_attr_get(pid, &a) == 0);
+	REQUIRE(sched_attr_get(pid, &a) == 0);
 	return (int)a.sched_policy;
 }
 
@@ -45,13 +45,13 @@ static void check_every_lever(struct enforcer *e, const struct enforce_target *t
 
 	CPU_ZERO(&zero);
 	CPU_SET(0, &zero);
-	check(enforce_boost(e, t, 1) == err);
-	check(enforce_set_idle(e, t, true) == err);
-	check(enforce_set_nice(e, t, 5) == err);
-	check(enforce_pin(e, t, &zero) == err);
-	check(enforce_stop(e, t) == err);
+	CHECK(enforce_boost(e, t, 1) == err);
+	CHECK(enforce_set_idle(e, t, true) == err);
+	CHECK(enforce_set_nice(e, t, 5) == err);
+	CHECK(enforce_pin(e, t, &zero) == err);
+	CHECK(enforce_stop(e, t) == err);
 	if (enforce_slice_supported(e))
-		check(enforce_set_slice(e, t, 4000000) == err);
+		CHECK(enforce_set_slice(e, t, 4000000) == err);
 }
 
 static void test_refusals(struct enforcer *e)
@@ -60,40 +60,40 @@ static void test_refusals(struct enforcer *e)
 	struct sched_attr_v1 rr = { .sched_policy = SCHED_RR, .sched_priority = 1 };
 	pid_t pid;
 
-	check(enforce_target_from_tid(1, &t) == 0);
+	CHECK(enforce_target_from_tid(1, &t) == 0);
 	check_every_lever(e, &t, -EPERM);
-	check(enforcer_last_refusal(e) == ENFORCE_REFUSAL_PID1);
+	CHECK(enforcer_last_refusal(e) == ENFORCE_REFUSAL_PID1);
 
 	/* kthreadd is pid 2 wherever the kernel has its own pid namespace. */
 	if (enforce_target_from_tid(2, &t) == 0 && t.tgid == 2) {
 		check_every_lever(e, &t, -EPERM);
-		check(enforcer_last_refusal(e) == ENFORCE_REFUSAL_KTHREAD);
+		CHECK(enforcer_last_refusal(e) == ENFORCE_REFUSAL_KTHREAD);
 	}
 
 	t.tid = t.tgid = getpid();
-	check(enforce_target_from_tid(getpid(), &t) == 0);
+	CHECK(enforce_target_from_tid(getpid(), &t) == 0);
 	check_every_lever(e, &t, -EPERM);
-	check(enforcer_last_refusal(e) == ENFORCE_REFUSAL_SELF);
+	CHECK(enforcer_last_refusal(e) == ENFORCE_REFUSAL_SELF);
 
 	/* Someone else's SCHED_RR stays. */
 	pid = child_spawn(false, 10);
-	check(sched_attr_set(pid, &rr) == 0);
+	CHECK(sched_attr_set(pid, &rr) == 0);
 	t = child_target(pid);
 	check_every_lever(e, &t, -EPERM);
-	check(enforcer_last_refusal(e) == ENFORCE_REFUSAL_FOREIGN_RT);
-	check(policy_of(pid) == SCHED_RR);
-	check(enforcer_count(e) == 0);
+	CHECK(enforcer_last_refusal(e) == ENFORCE_REFUSAL_FOREIGN_RT);
+	CHECK(policy_of(pid) == SCHED_RR);
+	CHECK(enforcer_count(e) == 0);
 	child_kill(pid);
 
 	/* ...also when it is set after we took the task in hand. */
 	pid = child_spawn(false, 10);
 	t = child_target(pid);
-	check(enforce_set_nice(e, &t, 3) == 0);
-	check(sched_attr_set(pid, &rr) == 0);
-	check(enforce_set_nice(e, &t, 4) == -EPERM);
-	check(enforce_boost(e, &t, 1) == -EPERM);
-	check(enforce_release(e, &t) == 0);
-	check(policy_of(pid) == SCHED_RR);
+	CHECK(enforce_set_nice(e, &t, 3) == 0);
+	CHECK(sched_attr_set(pid, &rr) == 0);
+	CHECK(enforce_set_nice(e, &t, 4) == -EPERM);
+	CHECK(enforce_boost(e, &t, 1) == -EPERM);
+	CHECK(enforce_release(e, &t) == 0);
+	CHECK(policy_of(pid) == SCHED_RR);
 	child_kill(pid);
 	printf("refusals: PID 1, kthreadd, self, foreign SCHED_RR refused\n");
 }
@@ -106,22 +106,22 @@ static void test_reuse(struct enforcer *e)
 	/* A target whose start time is not the task's: a reused pid. */
 	stale.start_time++;
 	check_every_lever(e, &stale, -ESRCH);
-	check(enforce_release(e, &stale) == 0);
-	check(enforcer_count(e) == 0);
-	check(policy_of(pid) == SCHED_OTHER);
+	CHECK(enforce_release(e, &stale) == 0);
+	CHECK(enforcer_count(e) == 0);
+	CHECK(policy_of(pid) == SCHED_OTHER);
 
 	/* Managed, then gone: -ESRCH, and release/forget drop the record. */
-	check(enforce_set_nice(e, &t, 2) == 0);
+	CHECK(enforce_set_nice(e, &t, 2) == 0);
 	child_kill(pid);
-	check(enforce_boost(e, &t, 1) == -ESRCH);
-	check(enforce_release(e, &t) == -ESRCH);
-	check(enforcer_count(e) == 0);
+	CHECK(enforce_boost(e, &t, 1) == -ESRCH);
+	CHECK(enforce_release(e, &t) == -ESRCH);
+	CHECK(enforcer_count(e) == 0);
 	pid = child_spawn(false, 10);
 	t = child_target(pid);
-	check(enforce_set_nice(e, &t, 2) == 0);
+	CHECK(enforce_set_nice(e, &t, 2) == 0);
 	enforce_forget(e, pid);
-	check(enforcer_count(e) == 0);
-	check(getpriority(PRIO_PROCESS, (id_t)pid) == 2); /* forget touches nothing */
+	CHECK(enforcer_count(e) == 0);
+	CHECK(getpriority(PRIO_PROCESS, (id_t)pid) == 2); /* forget touches nothing */
 	child_kill(pid);
 }
 
@@ -129,8 +129,8 @@ static void write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 
-	check(fd >= 0);
-	check(write(fd, s, strlen(s)) == (ssize_t)strlen(s));
+	REQUIRE(fd >= 0);
+	CHECK(write(fd, s, strlen(s)) == (ssize_t)strlen(s));
 	close(fd);
 }
 
@@ -168,20 +168,20 @@ static void test_rt_group(struct enforcer *e)
 	}
 	snprintf(rt_cgroup, sizeof(rt_cgroup), "%s/muqss-test-guards-%d", rt_cgroup_parent,
 		 (int)getpid());
-	check(mkdir(rt_cgroup, 0755) == 0);
+	REQUIRE(mkdir(rt_cgroup, 0755) == 0);
 	pid = child_spawn(false, 10);
 	snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
 	snprintf(path, sizeof(path), "%s/tasks", rt_cgroup);
 	write_file(path, pidstr); /* a new cgroup has cpu.rt_runtime_us = 0 */
 	t = child_target(pid);
-	check(enforce_boost(e, &t, 1) == -EPERM);
-	check(enforcer_last_refusal(e) == ENFORCE_REFUSAL_RT_GROUP);
-	check(policy_of(pid) == SCHED_OTHER);
-	check(enforce_release(e, &t) == 0);
+	CHECK(enforce_boost(e, &t, 1) == -EPERM);
+	CHECK(enforcer_last_refusal(e) == ENFORCE_REFUSAL_RT_GROUP);
+	CHECK(policy_of(pid) == SCHED_OTHER);
+	CHECK(enforce_release(e, &t) == 0);
 	snprintf(path, sizeof(path), "%s/tasks", rt_cgroup_parent);
 	write_file(path, pidstr);
 	child_kill(pid);
-	check(rmdir(rt_cgroup) == 0);
+	CHECK(rmdir(rt_cgroup) == 0);
 	rt_cgroup[0] = '\0';
 	printf("rt group: EPERM explained by cpu.rt_runtime_us = 0\n");
 }
@@ -191,7 +191,7 @@ static void test_protect_self(void)
 	pid_t pid = fork();
 	int status;
 
-	check(pid >= 0);
+	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		struct sched_attr_v1 a;
 		char line[256];
@@ -217,9 +217,9 @@ static void test_protect_self(void)
 				break;
 		_exit(locked > 0 ? 0 : 4);
 	}
-	check(waitpid(pid, &status, 0) == pid);
-	check(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	check(ENFORCE_DAEMON_PRIO > ENFORCE_BOOST_PRIO_MAX);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(ENFORCE_DAEMON_PRIO > ENFORCE_BOOST_PRIO_MAX);
 }
 
 /* An enforcer freed without restoring is a crashed daemon: the next one
@@ -230,21 +230,21 @@ static void test_restart_restores(struct enforcer **e)
 	struct enforce_target t = child_target(pid);
 	cpu_set_t all, zero, got;
 
-	check(sched_getaffinity(pid, sizeof(all), &all) == 0);
+	CHECK(sched_getaffinity(pid, sizeof(all), &all) == 0);
 	CPU_ZERO(&zero);
 	CPU_SET(0, &zero);
-	check(enforce_boost(*e, &t, 5) == 0);
-	check(enforce_pin(*e, &t, &zero) == 0);
-	check(enforce_stop(*e, &t) == 0);
-	check(child_wait_state(pid, 'T', true) == 'T');
+	CHECK(enforce_boost(*e, &t, 5) == 0);
+	CHECK(enforce_pin(*e, &t, &zero) == 0);
+	CHECK(enforce_stop(*e, &t) == 0);
+	CHECK(child_wait_state(pid, 'T', true) == 'T');
 	enforcer_free(*e);
-	check(policy_of(pid) == SCHED_FIFO);
-	check(enforcer_new(e, dir) == 0);
-	check(enforcer_count(*e) == 0);
-	check(child_wait_state(pid, 'T', false) != 'T');
-	check(policy_of(pid) == SCHED_OTHER);
-	check(sched_getaffinity(pid, sizeof(got), &got) == 0);
-	check(CPU_EQUAL(&got, &all));
+	CHECK(policy_of(pid) == SCHED_FIFO);
+	REQUIRE(enforcer_new(e, dir) == 0);
+	CHECK(enforcer_count(*e) == 0);
+	CHECK(child_wait_state(pid, 'T', false) != 'T');
+	CHECK(policy_of(pid) == SCHED_OTHER);
+	CHECK(sched_getaffinity(pid, sizeof(got), &got) == 0);
+	CHECK(CPU_EQUAL(&got, &all));
 	child_kill(pid);
 }
 
@@ -256,15 +256,15 @@ int main(void)
 		fprintf(stderr, "skip: changing other tasks' policies needs root\n");
 		return 77;
 	}
-	check(mkdtemp(dir));
+	REQUIRE(mkdtemp(dir));
 	atexit(cleanup);
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
-	check(enforcer_new(&e, dir) == 0);
+	REQUIRE(enforcer_new(&e, dir) == 0);
 	test_refusals(e);
 	test_reuse(e);
 	test_rt_group(e);
 	test_protect_self();
 	test_restart_restores(&e);
 	enforcer_free(e);
-	return 0;
+	return CHECK_EXIT();
 }

@@ -19,7 +19,7 @@ static struct sched_attr_v1 attr_of(pid_t tid)
 {
 	struct sched_attr_v1 a;
 
-	check(sched_attr_get(tid, &a) == 0);
+	REQUIRE(sched_attr_get(tid, &a) == 0);
 	return a;
 }
 
@@ -37,30 +37,30 @@ static void test_boost(struct enforcer *e)
 	struct enforce_target t = child_target(pid);
 	struct sched_attr_v1 a;
 
-	check(enforce_boost(e, &t, 0) == -EINVAL);
-	check(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MAX + 1) == -EINVAL);
-	check(!has_record(pid));
-	check(enforce_boost(e, &t, 1) == 0);
-	check(has_record(pid));
+	CHECK(enforce_boost(e, &t, 0) == -EINVAL);
+	CHECK(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MAX + 1) == -EINVAL);
+	CHECK(!has_record(pid));
+	CHECK(enforce_boost(e, &t, 1) == 0);
+	CHECK(has_record(pid));
 	a = attr_of(pid);
-	check(a.sched_policy == SCHED_FIFO && a.sched_priority == 1);
-	check(a.sched_flags & SCHED_FLAG_RESET_ON_FORK);
-	check(enforce_unboost(e, &t) == 0);
+	CHECK(a.sched_policy == SCHED_FIFO && a.sched_priority == 1);
+	CHECK(a.sched_flags & SCHED_FLAG_RESET_ON_FORK);
+	CHECK(enforce_unboost(e, &t) == 0);
 	a = attr_of(pid);
-	check(a.sched_policy == SCHED_OTHER && a.sched_nice == 0);
-	check(!(a.sched_flags & SCHED_FLAG_RESET_ON_FORK));
+	CHECK(a.sched_policy == SCHED_OTHER && a.sched_nice == 0);
+	CHECK(!(a.sched_flags & SCHED_FLAG_RESET_ON_FORK));
 
 	/* A nice set while boosted comes into force at the demotion. */
-	check(enforce_boost(e, &t, 2) == 0);
-	check(enforce_set_nice(e, &t, 5) == 0);
-	check(attr_of(pid).sched_policy == SCHED_FIFO);
-	check(enforce_unboost(e, &t) == 0);
+	CHECK(enforce_boost(e, &t, 2) == 0);
+	CHECK(enforce_set_nice(e, &t, 5) == 0);
+	CHECK(attr_of(pid).sched_policy == SCHED_FIFO);
+	CHECK(enforce_unboost(e, &t) == 0);
 	a = attr_of(pid);
-	check(a.sched_policy == SCHED_OTHER && a.sched_nice == 5);
-	check(enforce_set_nice(e, &t, 20) == -EINVAL);
-	check(enforce_release(e, &t) == 0);
-	check(!has_record(pid));
-	check(attr_of(pid).sched_nice == 0);
+	CHECK(a.sched_policy == SCHED_OTHER && a.sched_nice == 5);
+	CHECK(enforce_set_nice(e, &t, 20) == -EINVAL);
+	CHECK(enforce_release(e, &t) == 0);
+	CHECK(!has_record(pid));
+	CHECK(attr_of(pid).sched_nice == 0);
 	child_kill(pid);
 }
 
@@ -70,23 +70,23 @@ static void test_batch_original(struct enforcer *e)
 	struct sched_attr_v1 a = { .sched_policy = SCHED_BATCH, .sched_nice = 3 };
 	struct enforce_target t;
 
-	check(sched_attr_set(pid, &a) == 0);
+	CHECK(sched_attr_set(pid, &a) == 0);
 	t = child_target(pid);
-	check(enforce_boost(e, &t, 3) == 0);
-	check(enforce_unboost(e, &t) == 0);
+	CHECK(enforce_boost(e, &t, 3) == 0);
+	CHECK(enforce_unboost(e, &t) == 0);
 	a = attr_of(pid);
-	check(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
-	check(enforce_set_idle(e, &t, true) == 0);
-	check(attr_of(pid).sched_policy == SCHED_IDLE);
-	check(enforce_boost(e, &t, 1) == 0);
-	check(enforce_unboost(e, &t) == 0);
-	check(attr_of(pid).sched_policy == SCHED_IDLE); /* back to the base policy */
-	check(enforce_set_idle(e, &t, false) == 0);
-	check(attr_of(pid).sched_policy == SCHED_BATCH);
-	check(enforce_set_idle(e, &t, true) == 0);
-	check(enforce_release(e, &t) == 0);
+	CHECK(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
+	CHECK(enforce_set_idle(e, &t, true) == 0);
+	CHECK(attr_of(pid).sched_policy == SCHED_IDLE);
+	CHECK(enforce_boost(e, &t, 1) == 0);
+	CHECK(enforce_unboost(e, &t) == 0);
+	CHECK(attr_of(pid).sched_policy == SCHED_IDLE); /* back to the base policy */
+	CHECK(enforce_set_idle(e, &t, false) == 0);
+	CHECK(attr_of(pid).sched_policy == SCHED_BATCH);
+	CHECK(enforce_set_idle(e, &t, true) == 0);
+	CHECK(enforce_release(e, &t) == 0);
 	a = attr_of(pid);
-	check(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
+	CHECK(a.sched_policy == SCHED_BATCH && a.sched_nice == 3);
 	child_kill(pid);
 }
 
@@ -98,22 +98,22 @@ static void test_slice(struct enforcer *e)
 
 	if (!enforce_slice_supported(e)) {
 		printf("slice: not supported by this kernel\n");
-		check(enforce_set_slice(e, &t, 10000000) == -EOPNOTSUPP);
+		CHECK(enforce_set_slice(e, &t, 10000000) == -EOPNOTSUPP);
 		child_kill(pid);
 		return;
 	}
 	printf("slice: supported, default %llu ns\n", (unsigned long long)orig);
-	check(orig > 0);
-	check(enforce_set_slice(e, &t, 10000000) == 0);
-	check(attr_of(pid).sched_runtime == 10000000);
-	check(enforce_set_slice(e, &t, 0) == 0);
-	check(attr_of(pid).sched_runtime == orig);
-	check(enforce_set_slice(e, &t, 5000000) == 0);
-	check(enforce_boost(e, &t, 1) == 0);
-	check(enforce_unboost(e, &t) == 0);
-	check(attr_of(pid).sched_runtime == 5000000);
-	check(enforce_release(e, &t) == 0);
-	check(attr_of(pid).sched_runtime == orig);
+	CHECK(orig > 0);
+	CHECK(enforce_set_slice(e, &t, 10000000) == 0);
+	CHECK(attr_of(pid).sched_runtime == 10000000);
+	CHECK(enforce_set_slice(e, &t, 0) == 0);
+	CHECK(attr_of(pid).sched_runtime == orig);
+	CHECK(enforce_set_slice(e, &t, 5000000) == 0);
+	CHECK(enforce_boost(e, &t, 1) == 0);
+	CHECK(enforce_unboost(e, &t) == 0);
+	CHECK(attr_of(pid).sched_runtime == 5000000);
+	CHECK(enforce_release(e, &t) == 0);
+	CHECK(attr_of(pid).sched_runtime == orig);
 	child_kill(pid);
 }
 
@@ -121,7 +121,7 @@ static cpu_set_t mask_of(pid_t pid)
 {
 	cpu_set_t s;
 
-	check(sched_getaffinity(pid, sizeof(s), &s) == 0);
+	REQUIRE(sched_getaffinity(pid, sizeof(s), &s) == 0);
 	return s;
 }
 
@@ -146,40 +146,40 @@ static void test_pin(struct enforcer *e)
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 		printf("pin: needs 2 CPUs, only the trivial case runs\n");
-		check(enforce_pin(e, &t, &zero) == 0);
-		check(enforce_release(e, &t) == 0);
+		CHECK(enforce_pin(e, &t, &zero) == 0);
+		CHECK(enforce_release(e, &t) == 0);
 		child_kill(pid);
 		return;
 	}
 	/* The owner narrowed it to CPU 1 first (what taskset does). */
-	check(sched_setaffinity(pid, sizeof(one), &one) == 0);
-	check(enforce_pin(e, &t, &both) == 0);
+	CHECK(sched_setaffinity(pid, sizeof(one), &one) == 0);
+	CHECK(enforce_pin(e, &t, &both) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &one)); /* never widened */
-	check(enforce_pin(e, &t, &zero) == -EINVAL);
-	check(enforce_unpin(e, &t) == 0);
+	CHECK(CPU_EQUAL(&got, &one)); /* never widened */
+	CHECK(enforce_pin(e, &t, &zero) == -EINVAL);
+	CHECK(enforce_unpin(e, &t) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &one));
-	check(enforce_release(e, &t) == 0);
+	CHECK(CPU_EQUAL(&got, &one));
+	CHECK(enforce_release(e, &t) == 0);
 
-	check(sched_setaffinity(pid, sizeof(all), &all) == 0);
-	check(enforce_pin(e, &t, &zero) == 0);
+	CHECK(sched_setaffinity(pid, sizeof(all), &all) == 0);
+	CHECK(enforce_pin(e, &t, &zero) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &zero));
+	CHECK(CPU_EQUAL(&got, &zero));
 	/* The owner moves it while pinned: theirs is the mask to respect. */
-	check(sched_setaffinity(pid, sizeof(one), &one) == 0);
-	check(enforce_pin(e, &t, &both) == 0);
+	CHECK(sched_setaffinity(pid, sizeof(one), &one) == 0);
+	CHECK(enforce_pin(e, &t, &both) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &one));
-	check(enforce_release(e, &t) == 0);
+	CHECK(CPU_EQUAL(&got, &one));
+	CHECK(enforce_release(e, &t) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &one));
+	CHECK(CPU_EQUAL(&got, &one));
 
-	check(sched_setaffinity(pid, sizeof(all), &all) == 0);
-	check(enforce_pin(e, &t, &zero) == 0);
-	check(enforce_release(e, &t) == 0);
+	CHECK(sched_setaffinity(pid, sizeof(all), &all) == 0);
+	CHECK(enforce_pin(e, &t, &zero) == 0);
+	CHECK(enforce_release(e, &t) == 0);
 	got = mask_of(pid);
-	check(CPU_EQUAL(&got, &all));
+	CHECK(CPU_EQUAL(&got, &all));
 	child_kill(pid);
 }
 
@@ -188,17 +188,17 @@ static void test_stop(struct enforcer *e)
 	pid_t pid = child_spawn(true, 5);
 	struct enforce_target t = child_target(pid);
 
-	check(enforce_cont(e, &t) == 0); /* not stopped by us: nothing to do */
-	check(enforce_stop(e, &t) == 0);
-	check(child_wait_state(pid, 'T', true) == 'T');
-	check(has_record(pid));
-	check(enforce_cont(e, &t) == 0);
-	check(child_wait_state(pid, 'T', false) != 'T');
-	check(enforce_stop(e, &t) == 0);
-	check(child_wait_state(pid, 'T', true) == 'T');
-	check(enforce_release(e, &t) == 0);
-	check(child_wait_state(pid, 'T', false) != 'T');
-	check(!has_record(pid));
+	CHECK(enforce_cont(e, &t) == 0); /* not stopped by us: nothing to do */
+	CHECK(enforce_stop(e, &t) == 0);
+	CHECK(child_wait_state(pid, 'T', true) == 'T');
+	CHECK(has_record(pid));
+	CHECK(enforce_cont(e, &t) == 0);
+	CHECK(child_wait_state(pid, 'T', false) != 'T');
+	CHECK(enforce_stop(e, &t) == 0);
+	CHECK(child_wait_state(pid, 'T', true) == 'T');
+	CHECK(enforce_release(e, &t) == 0);
+	CHECK(child_wait_state(pid, 'T', false) != 'T');
+	CHECK(!has_record(pid));
 	child_kill(pid);
 }
 
@@ -208,19 +208,19 @@ static void test_restore_all(struct enforcer *e)
 	struct enforce_target ta = child_target(a), tb = child_target(b), tc = child_target(c);
 	cpu_set_t all = mask_of(b), zero = cpus(0, -1), got;
 
-	check(enforce_boost(e, &ta, 1) == 0);
-	check(enforce_pin(e, &tb, &zero) == 0);
-	check(enforce_set_nice(e, &tb, 10) == 0);
-	check(enforce_stop(e, &tc) == 0);
-	check(enforcer_count(e) == 3);
-	check(enforcer_restore_all(e) == 0);
-	check(enforcer_count(e) == 0);
-	check(attr_of(a).sched_policy == SCHED_OTHER);
-	check(attr_of(b).sched_nice == 0);
+	CHECK(enforce_boost(e, &ta, 1) == 0);
+	CHECK(enforce_pin(e, &tb, &zero) == 0);
+	CHECK(enforce_set_nice(e, &tb, 10) == 0);
+	CHECK(enforce_stop(e, &tc) == 0);
+	CHECK(enforcer_count(e) == 3);
+	CHECK(enforcer_restore_all(e) == 0);
+	CHECK(enforcer_count(e) == 0);
+	CHECK(attr_of(a).sched_policy == SCHED_OTHER);
+	CHECK(attr_of(b).sched_nice == 0);
 	got = mask_of(b);
-	check(CPU_EQUAL(&got, &all));
-	check(child_wait_state(c, 'T', false) != 'T');
-	check(!has_record(a) && !has_record(b) && !has_record(c));
+	CHECK(CPU_EQUAL(&got, &all));
+	CHECK(child_wait_state(c, 'T', false) != 'T');
+	CHECK(!has_record(a) && !has_record(b) && !has_record(c));
 	child_kill(a);
 	child_kill(b);
 	child_kill(c);
@@ -241,17 +241,17 @@ static void test_restore_all_offspring(struct enforcer *e)
 		child_kill(p);
 		return;
 	}
-	check(enforce_pin(e, &tp, &zero) == 0);
+	CHECK(enforce_pin(e, &tp, &zero) == 0);
 	/* Start times are in 10 ms ticks: born clearly after the record. */
 	usleep(50 * 1000);
 	kid = child_fork_grandchild(p);
 	got = mask_of(kid);
-	check(CPU_EQUAL(&got, &zero));
-	check(enforcer_restore_all(e) == 0);
+	CHECK(CPU_EQUAL(&got, &zero));
+	CHECK(enforcer_restore_all(e) == 0);
 	got = mask_of(p);
-	check(CPU_EQUAL(&got, &all));
+	CHECK(CPU_EQUAL(&got, &all));
 	got = mask_of(kid);
-	check(CPU_EQUAL(&got, &all));
+	CHECK(CPU_EQUAL(&got, &all));
 	child_kill(p);
 }
 
@@ -274,21 +274,21 @@ static void test_crash_after_unpin(void)
 		return;
 	}
 	snprintf(crash_dir, sizeof(crash_dir), "%s/crash", dir);
-	check(enforcer_new(&e, crash_dir) == 0);
-	check(enforce_pin(e, &tp, &zero) == 0);
+	REQUIRE(enforcer_new(&e, crash_dir) == 0);
+	CHECK(enforce_pin(e, &tp, &zero) == 0);
 	usleep(50 * 1000);
 	old_kid = child_fork_grandchild(p);
 	usleep(400 * 1000);
 	kid = child_fork_grandchild(p);
-	check(enforce_unpin(e, &tp) == 0);
+	CHECK(enforce_unpin(e, &tp) == 0);
 	got = mask_of(kid);
-	check(CPU_EQUAL(&got, &zero));
+	CHECK(CPU_EQUAL(&got, &zero));
 	enforcer_free(e); /* a crash: the records stay */
-	check(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
+	REQUIRE(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
 	got = mask_of(kid);
-	check(CPU_EQUAL(&got, &all));
+	CHECK(CPU_EQUAL(&got, &all));
 	got = mask_of(old_kid);
-	check(CPU_EQUAL(&got, &zero));
+	CHECK(CPU_EQUAL(&got, &zero));
 	enforcer_free(e);
 	child_kill(p);
 }
@@ -314,16 +314,16 @@ static void test_unboost_while_forking(struct enforcer *e)
 	unsigned long flips = 0;
 
 	while (__atomic_load_n(&count->forks, __ATOMIC_RELAXED) < 1000 && now_us() < end) {
-		check(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
-		check(enforce_unboost(e, &t) == 0);
+		CHECK(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
+		CHECK(enforce_unboost(e, &t) == 0);
 		flips++;
 	}
-	check(enforce_release(e, &t) == 0);
+	CHECK(enforce_release(e, &t) == 0);
 	child_kill(pid);
 	printf("unboost while forking: %lu flips, %lu forks, %lu began realtime\n", flips,
 	       count->forks, count->born_rt);
-	check(count->forks >= 100);
-	check(count->born_rt == 0);
+	CHECK(count->forks >= 100);
+	CHECK(count->born_rt == 0);
 }
 
 /* What a lever costs the daemon's loop; printed, not judged. */
@@ -337,17 +337,17 @@ static void test_cost(struct enforcer *e)
 
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
-		check(enforce_boost(e, &t, 1) == 0 && enforce_unboost(e, &t) == 0);
+		CHECK(enforce_boost(e, &t, 1) == 0 && enforce_unboost(e, &t) == 0);
 	printf("cost: boost+unboost %.1f us\n", (now_us() - t0) / n);
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
-		check(enforce_pin(e, &t, &zero) == 0 && enforce_unpin(e, &t) == 0);
+		CHECK(enforce_pin(e, &t, &zero) == 0 && enforce_unpin(e, &t) == 0);
 	printf("cost: pin+unpin %.1f us\n", (now_us() - t0) / n);
 	t0 = now_us();
 	for (int i = 0; i < n; i++)
-		check(enforce_stop(e, &t) == 0 && enforce_cont(e, &t) == 0);
+		CHECK(enforce_stop(e, &t) == 0 && enforce_cont(e, &t) == 0);
 	printf("cost: stop+cont (no record write after the first stop) %.1f us\n", (now_us() - t0) / n);
-	check(enforce_release(e, &t) == 0);
+	CHECK(enforce_release(e, &t) == 0);
 	child_kill(pid);
 }
 
@@ -361,7 +361,7 @@ int main(void)
 	}
 	dir = test_state_dir("levers");
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
-	check(enforcer_new(&e, dir) == 0);
+	REQUIRE(enforcer_new(&e, dir) == 0);
 	test_boost(e);
 	test_batch_original(e);
 	test_slice(e);
@@ -373,5 +373,5 @@ int main(void)
 	test_unboost_while_forking(e);
 	test_cost(e);
 	enforcer_free(e);
-	return 0;
+	return CHECK_EXIT();
 }

@@ -27,7 +27,7 @@ static int policy_of(pid_t pid)
 {
 	struct sched_attr_v1 a;
 
-	check(sched_attr_get(pid, &a) == 0);
+	REQUIRE(sched_attr_get(pid, &a) == 0);
 	return (int)a.sched_policy;
 }
 
@@ -42,7 +42,7 @@ static struct state_record record_for(pid_t pid)
 
 	if (task_stat_read(pid, pid, &st) == 0)
 		r.start_time = st.start_time;
-	check(sched_getaffinity(pid, sizeof(r.affinity), &r.affinity) == 0);
+	REQUIRE(sched_getaffinity(pid, sizeof(r.affinity), &r.affinity) == 0);
 	memcpy(r.boot_id, boot_id, sizeof(r.boot_id));
 	return r;
 }
@@ -59,24 +59,24 @@ static char *restore_one(const struct state_record *rec, const char *text)
 	FILE *f;
 
 	snprintf(sub, sizeof(sub), "%s/s%d", dir, n++);
-	check(state_dir_open(sub, true, &fd) == 0);
+	REQUIRE(state_dir_open(sub, true, &fd) == 0);
 	if (rec) {
-		check(state_write(fd, rec) == 0);
+		REQUIRE(state_write(fd, rec) == 0);
 	} else {
 		snprintf(path, sizeof(path), "%s/tasks/4242", sub);
 		f = fopen(path, "w");
-		check(f && fputs(text, f) >= 0 && fclose(f) == 0);
+		REQUIRE(f && fputs(text, f) >= 0 && fclose(f) == 0);
 	}
 	close(fd);
 	snprintf(log, sizeof(log), "%s.log", sub);
 	logfd = open(log, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
-	check(logfd >= 0);
+	REQUIRE(logfd >= 0);
 	fflush(stderr);
 	saved = dup(STDERR_FILENO);
-	check(dup2(logfd, STDERR_FILENO) == STDERR_FILENO);
+	REQUIRE(dup2(logfd, STDERR_FILENO) == STDERR_FILENO);
 	(void)restore_from_state_dir(sub);
 	fflush(stderr);
-	check(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+	REQUIRE(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
 	close(saved);
 	len = pread(logfd, out, sizeof(out) - 1, 0);
 	close(logfd);
@@ -87,10 +87,8 @@ static char *restore_one(const struct state_record *rec, const char *text)
 
 static void expect_refused(const char *log, const char *why)
 {
-	if (!strstr(log, why) || !strstr(log, "1 record(s) refused")) {
-		fprintf(stderr, "wanted a refusal because %s\n", why);
-		check(0);
-	}
+	if (!strstr(log, why) || !strstr(log, "1 record(s) refused"))
+		CHECK_FAIL("wanted a refusal because %s", why);
 }
 
 int main(void)
@@ -104,35 +102,35 @@ int main(void)
 		return 77;
 	}
 	dir = test_state_dir("restore-trust");
-	check(state_boot_id(boot_id) == 0);
+	REQUIRE(state_boot_id(boot_id) == 0);
 	child = child_spawn(false, 30);
-	check(policy_of(child) == SCHED_OTHER);
+	CHECK(policy_of(child) == SCHED_OTHER);
 
 	/* From another boot: that pid and start time are someone else now. */
 	r = record_for(child);
 	memcpy(r.boot_id, "00000000-0000-4000-8000-000000000000", sizeof(r.boot_id));
 	expect_refused(restore_one(&r, NULL), "it is from another boot");
-	check(policy_of(child) == SCHED_OTHER);
+	CHECK(policy_of(child) == SCHED_OTHER);
 	/* Without a boot id (written by hand, or by an older muqssd). */
 	r.boot_id[0] = '\0';
 	expect_refused(restore_one(&r, NULL), "it carries no boot id");
-	check(policy_of(child) == SCHED_OTHER);
+	CHECK(policy_of(child) == SCHED_OTHER);
 
 	/* SCHED_FIFO 50 "to put back": restoring it would grant it. */
 	r = record_for(child);
-	check(cpulist_format(&r.affinity, cpus, sizeof(cpus)) > 0);
+	REQUIRE(cpulist_format(&r.affinity, cpus, sizeof(cpus)) > 0);
 	snprintf(text, sizeof(text),
 		 "version=1\ntid=%d\ntgid=%d\nstart=%llu\npolicy=%d\npriority=50\nnice=0\n"
 		 "affinity=%s\nchanged=1\nboot_id=%s\n",
 		 (int)child, (int)child, (unsigned long long)r.start_time, SCHED_FIFO, cpus,
 		 boot_id);
 	expect_refused(restore_one(NULL, text), "Bad message");
-	check(policy_of(child) == SCHED_OTHER);
+	CHECK(policy_of(child) == SCHED_OTHER);
 
 	/* The restoring process itself. */
 	r = record_for(getpid());
 	expect_refused(restore_one(&r, NULL), "it names muqssd itself");
-	check(policy_of(getpid()) == SCHED_OTHER);
+	CHECK(policy_of(getpid()) == SCHED_OTHER);
 
 	/* A kernel thread (kthreadd), with a start time it does not have. */
 	r = record_for(2);
@@ -150,7 +148,7 @@ int main(void)
 	/* And a record that is all it should be is restored. */
 	r = record_for(child);
 	(void)restore_one(&r, NULL);
-	check(policy_of(child) == SCHED_BATCH);
+	CHECK(policy_of(child) == SCHED_BATCH);
 	child_kill(child);
-	return 0;
+	return CHECK_EXIT();
 }

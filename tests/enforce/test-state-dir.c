@@ -1,5 +1,4 @@
 /* The state dir on disk: atomic records, and nothing planted is followed. */
-#include "check.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "enforce.h"
 #include "state_dir.h"
 
@@ -40,50 +40,51 @@ static void test_records(void)
 	int fd, fd2, n = 0;
 
 	path(dir, sizeof(dir), "state");
-	check(state_dir_open(dir, false, &fd) == -ENOENT);
-	check(state_dir_open(dir, true, &fd) == 0);
-	check(state_dir_lock(fd) == 0);
-	check(state_dir_open(dir, false, &fd2) == 0);
-	check(state_dir_lock(fd2) == -EBUSY);
+	CHECK(state_dir_open(dir, false, &fd) == -ENOENT);
+	REQUIRE(state_dir_open(dir, true, &fd) == 0);
+	CHECK(state_dir_lock(fd) == 0);
+	CHECK(state_dir_open(dir, false, &fd2) == 0);
+	CHECK(state_dir_lock(fd2) == -EBUSY);
 	close(fd2);
 
 	CPU_ZERO(&r.affinity);
 	CPU_SET(0, &r.affinity);
-	check(state_write(fd, &r) == 0);
+	CHECK(state_write(fd, &r) == 0);
 	r.nice = 4;
-	check(state_write(fd, &r) == 0);
-	check(state_read(fd, "99", &d) == 0 && d.nice == 4 && d.tgid == 98);
-	check(state_foreach(fd, count, &n) == 0 && n == 1);
+	CHECK(state_write(fd, &r) == 0);
+	CHECK(state_read(fd, "99", &d) == 0 && d.nice == 4 && d.tgid == 98);
+	CHECK(state_foreach(fd, count, &n) == 0 && n == 1);
 
 	/* A record under another name is refused. */
 	snprintf(p, sizeof(p), "%s/tasks/100", dir);
-	check(link(strcat(strcpy((char[300]){ 0 }, dir), "/tasks/99"), p) == 0);
-	check(state_read(fd, "100", &d) == -EPERM); /* hard link: nlink 2 */
+	CHECK(link(strcat(strcpy((char[300]){ 0 }, dir), "/tasks/99"), p) == 0);
+	CHECK(state_read(fd, "100", &d) == -EPERM); /* hard link: nlink 2 */
 	unlink(p);
 
 	/* A planted symlink is never followed, neither read nor written through. */
 	path(p, sizeof(p), "victim");
 	FILE *f = fopen(p, "w");
-	check(f);
+	REQUIRE(f);
 	fputs("precious\n", f);
 	fclose(f);
-	check(symlinkat(p, fd, "101") == 0);
-	check(state_read(fd, "101", &d) == -ELOOP);
-	check(symlinkat(p, fd, ".tmp-102") == 0);
+	CHECK(symlinkat(p, fd, "101") == 0);
+	CHECK(state_read(fd, "101", &d) == -ELOOP);
+	CHECK(symlinkat(p, fd, ".tmp-102") == 0);
 	r.tid = 102;
-	check(state_write(fd, &r) == 0);
-	check(state_read(fd, "102", &d) == 0 && d.tid == 102);
+	CHECK(state_write(fd, &r) == 0);
+	CHECK(state_read(fd, "102", &d) == 0 && d.tid == 102);
 	f = fopen(p, "r");
 	char buf[32] = { 0 };
-	check(f && fgets(buf, sizeof(buf), f) && !strcmp(buf, "precious\n"));
-	fclose(f);
+	CHECK(f && fgets(buf, sizeof(buf), f) && !strcmp(buf, "precious\n"));
+	if (f)
+		fclose(f);
 	/* Symlink in place of the record: rename replaces the link itself. */
-	check(symlinkat(p, fd, "103") == 0);
+	CHECK(symlinkat(p, fd, "103") == 0);
 	r.tid = 103;
-	check(state_write(fd, &r) == 0);
-	check(state_read(fd, "103", &d) == 0);
-	check(state_remove(fd, 99) == 0 && state_remove(fd, 99) == 0);
-	check(state_read(fd, "99", &d) == -ENOENT);
+	CHECK(state_write(fd, &r) == 0);
+	CHECK(state_read(fd, "103", &d) == 0);
+	CHECK(state_remove(fd, 99) == 0 && state_remove(fd, 99) == 0);
+	CHECK(state_read(fd, "99", &d) == -ENOENT);
 	close(fd);
 }
 
@@ -96,25 +97,25 @@ static void test_bad_dirs(void)
 	/* The state dir itself a symlink. */
 	path(real, sizeof(real), "real");
 	path(p, sizeof(p), "link");
-	check(mkdir(real, 0755) == 0 && symlink(real, p) == 0);
-	check(state_dir_open(p, true, &fd) < 0);
-	check(enforcer_new(&e, p) < 0 && !e);
+	CHECK(mkdir(real, 0755) == 0 && symlink(real, p) == 0);
+	CHECK(state_dir_open(p, true, &fd) < 0);
+	CHECK(enforcer_new(&e, p) < 0 && !e);
 
 	/* tasks/ a symlink. */
 	snprintf(q, sizeof(q), "%s/tasks", real);
-	check(symlink("/tmp", q) == 0);
-	check(state_dir_open(real, true, &fd) < 0);
+	CHECK(symlink("/tmp", q) == 0);
+	CHECK(state_dir_open(real, true, &fd) < 0);
 	unlink(q);
 
 	/* Group- or other-writable. */
 	path(p, sizeof(p), "open");
-	check(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
-	check(state_dir_open(p, true, &fd) == -EPERM);
+	CHECK(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
+	CHECK(state_dir_open(p, true, &fd) == -EPERM);
 
 	/* A regular file where the dir should be. */
 	path(p, sizeof(p), "file");
 	close(open(p, O_CREAT | O_WRONLY, 0600));
-	check(state_dir_open(p, true, &fd) < 0);
+	CHECK(state_dir_open(p, true, &fd) < 0);
 }
 
 static void test_enforcer_lock(void)
@@ -123,21 +124,21 @@ static void test_enforcer_lock(void)
 	char p[256];
 
 	path(p, sizeof(p), "locked");
-	check(enforcer_new(&a, p) == 0);
-	check(enforcer_new(&b, p) == -EBUSY && !b);
-	check(enforcer_count(a) == 0);
-	check(enforcer_restore_all(a) == 0);
+	REQUIRE(enforcer_new(&a, p) == 0);
+	CHECK(enforcer_new(&b, p) == -EBUSY && !b);
+	CHECK(enforcer_count(a) == 0);
+	CHECK(enforcer_restore_all(a) == 0);
 	enforcer_free(a);
-	check(enforcer_new(&b, p) == 0);
+	REQUIRE(enforcer_new(&b, p) == 0);
 	enforcer_free(b);
 }
 
 int main(void)
 {
-	check(mkdtemp(base));
+	REQUIRE(mkdtemp(base));
 	atexit(cleanup);
 	test_records();
 	test_bad_dirs();
 	test_enforcer_lock();
-	return 0;
+	return CHECK_EXIT();
 }

@@ -13,23 +13,23 @@ static void test_cpulist(void)
 	cpu_set_t s, t;
 
 	CPU_ZERO(&s);
-	check(cpulist_format(&s, buf, sizeof(buf)) == -EINVAL);
+	CHECK(cpulist_format(&s, buf, sizeof(buf)) == -EINVAL);
 	CPU_SET(0, &s);
 	CPU_SET(1, &s);
 	CPU_SET(2, &s);
 	CPU_SET(5, &s);
 	CPU_SET(1023, &s);
-	check(cpulist_format(&s, buf, sizeof(buf)) > 0);
-	check(!strcmp(buf, "0-2,5,1023"));
-	check(cpulist_parse(buf, &t) == 0);
-	check(CPU_EQUAL(&s, &t));
-	check(cpulist_format(&s, buf, 4) == -ENOBUFS);
-	check(cpulist_parse("", &t) == -EINVAL);
-	check(cpulist_parse("3-1", &t) == -EINVAL);
-	check(cpulist_parse("1,", &t) == -EINVAL);
-	check(cpulist_parse("1024", &t) == -EINVAL);
-	check(cpulist_parse("-1", &t) == -EINVAL);
-	check(cpulist_parse("0 ", &t) == -EINVAL);
+	REQUIRE(cpulist_format(&s, buf, sizeof(buf)) > 0);
+	CHECK(!strcmp(buf, "0-2,5,1023"));
+	CHECK(cpulist_parse(buf, &t) == 0);
+	CHECK(CPU_EQUAL(&s, &t));
+	CHECK(cpulist_format(&s, buf, 4) == -ENOBUFS);
+	CHECK(cpulist_parse("", &t) == -EINVAL);
+	CHECK(cpulist_parse("3-1", &t) == -EINVAL);
+	CHECK(cpulist_parse("1,", &t) == -EINVAL);
+	CHECK(cpulist_parse("1024", &t) == -EINVAL);
+	CHECK(cpulist_parse("-1", &t) == -EINVAL);
+	CHECK(cpulist_parse("0 ", &t) == -EINVAL);
 }
 
 static void test_roundtrip(void)
@@ -45,23 +45,23 @@ static void test_roundtrip(void)
 
 	CPU_ZERO(&r.affinity);
 	CPU_SET(1, &r.affinity);
-	check(state_record_encode(&r, buf, sizeof(buf)) > 0);
-	check(state_record_decode(buf, &d) == 0);
-	check(d.tid == r.tid && d.tgid == r.tgid && d.start_time == r.start_time);
-	check(d.policy == 3 && d.nice == -7 && d.reset_on_fork && d.slice_ns == 2800000);
-	check(d.changed == r.changed && d.stopped && d.boosted);
-	check(d.created_ns == r.created_ns);
-	check(!strcmp(d.boot_id, r.boot_id));
-	check(CPU_EQUAL(&d.affinity, &r.affinity));
-	check(d.unpinned_ns == 0);
-	check(state_record_encode(&r, buf, 10) == -ENOBUFS);
+	REQUIRE(state_record_encode(&r, buf, sizeof(buf)) > 0);
+	REQUIRE(state_record_decode(buf, &d) == 0);
+	CHECK(d.tid == r.tid && d.tgid == r.tgid && d.start_time == r.start_time);
+	CHECK(d.policy == 3 && d.nice == -7 && d.reset_on_fork && d.slice_ns == 2800000);
+	CHECK(d.changed == r.changed && d.stopped && d.boosted);
+	CHECK(d.created_ns == r.created_ns);
+	CHECK(!strcmp(d.boot_id, r.boot_id));
+	CHECK(CPU_EQUAL(&d.affinity, &r.affinity));
+	CHECK(d.unpinned_ns == 0);
+	CHECK(state_record_encode(&r, buf, 10) == -ENOBUFS);
 	/* After an unpin: when, and the pin it ended. */
 	r.unpinned_ns = 55555555555ULL;
 	CPU_ZERO(&r.unpinned_from);
 	CPU_SET(3, &r.unpinned_from);
-	check(state_record_encode(&r, buf, sizeof(buf)) > 0);
-	check(state_record_decode(buf, &d) == 0);
-	check(d.unpinned_ns == r.unpinned_ns && CPU_EQUAL(&d.unpinned_from, &r.unpinned_from));
+	REQUIRE(state_record_encode(&r, buf, sizeof(buf)) > 0);
+	REQUIRE(state_record_decode(buf, &d) == 0);
+	CHECK(d.unpinned_ns == r.unpinned_ns && CPU_EQUAL(&d.unpinned_from, &r.unpinned_from));
 }
 
 static void test_malformed(void)
@@ -101,14 +101,12 @@ static void test_malformed(void)
 	struct state_record r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (state_record_decode(bad[i], &r) != -EBADMSG) {
-			fprintf(stderr, "accepted bad record %zu\n", i);
-			check(0);
-		}
+		if (state_record_decode(bad[i], &r) != -EBADMSG)
+			CHECK_FAIL("accepted bad record %zu", i);
 	}
-	check(state_record_decode(good, &r) == 0);
+	CHECK(state_record_decode(good, &r) == 0);
 	/* An older muqssd's record has no creation time. */
-	check(r.tid == 5 && !r.stopped && !r.boosted && r.created_ns == 0);
+	CHECK(r.tid == 5 && !r.stopped && !r.boosted && r.created_ns == 0);
 }
 
 static void test_stat_parse(void)
@@ -119,14 +117,14 @@ static void test_stat_parse(void)
 		"18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 1 3 2 0 0 0\n";
 	struct task_stat st;
 
-	check(task_stat_parse(line, &st) == 0);
-	check(st.flags == 2097216 && (st.flags & TASK_PF_KTHREAD));
-	check(st.nice == -5);
-	check(st.start_time == 98765);
-	check(st.rt_priority == 3 && st.policy == 2);
-	check(task_stat_parse("77 (x) S 1 2 3", &st) == -EBADMSG);
-	check(task_stat_parse("no parens", &st) == -EBADMSG);
-	check(task_stat_read(1, 1, &st) == 0 || st.start_time == 0);
+	CHECK(task_stat_parse(line, &st) == 0);
+	CHECK(st.flags == 2097216 && (st.flags & TASK_PF_KTHREAD));
+	CHECK(st.nice == -5);
+	CHECK(st.start_time == 98765);
+	CHECK(st.rt_priority == 3 && st.policy == 2);
+	CHECK(task_stat_parse("77 (x) S 1 2 3", &st) == -EBADMSG);
+	CHECK(task_stat_parse("no parens", &st) == -EBADMSG);
+	CHECK(task_stat_read(1, 1, &st) == 0 || st.start_time == 0);
 }
 
 int main(void)
@@ -135,5 +133,5 @@ int main(void)
 	test_roundtrip();
 	test_malformed();
 	test_stat_parse();
-	return 0;
+	return CHECK_EXIT();
 }

@@ -1,11 +1,12 @@
 /* Hostile text: the name a process gives itself with prctl() reaches
  * frames, log lines and terminals. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cjson/cJSON.h>
 
-#include "../enforce/check.h"
+#include "check.h"
 #include "log.h"
 #include "text.h"
 #include "wire.h"
@@ -30,25 +31,25 @@ static void test_fix(void)
 	char s[] = "ok \xc3\xa9 \xff\xfe \xe2\x82 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf end";
 	size_t len = strlen(s);
 
-	check(!valid_utf8(s, len));
-	check(text_fix_utf8(s, len) == 2 + 2 + 3 + 4 + 2);
-	check(strlen(s) == len);
-	check(valid_utf8(s, len));
-	check(strncmp(s, "ok \xc3\xa9 ?? ?? ??? ???? ?? end", len) == 0);
+	CHECK(!valid_utf8(s, len));
+	CHECK(text_fix_utf8(s, len) == 2 + 2 + 3 + 4 + 2);
+	CHECK(strlen(s) == len);
+	CHECK(valid_utf8(s, len));
+	CHECK(strncmp(s, "ok \xc3\xa9 ?? ?? ??? ???? ?? end", len) == 0);
 }
 
 static void test_escape(void)
 {
 	char buf[128];
 
-	check(strcmp(text_escape(hostile, buf, sizeof(buf)),
+	CHECK(strcmp(text_escape(hostile, buf, sizeof(buf)),
 		     "a\"\\x0a\\x1b[31mX\\xff\\xfeZ") == 0);
-	check(strcmp(text_escape("back\\slash \xc3\xa9 \xc2\x9b", buf, sizeof(buf)),
+	CHECK(strcmp(text_escape("back\\slash \xc3\xa9 \xc2\x9b", buf, sizeof(buf)),
 		     "back\\\\slash \xc3\xa9 \\xc2\\x9b") == 0);
-	check(strcmp(text_escape(NULL, buf, sizeof(buf)), "") == 0);
+	CHECK(strcmp(text_escape(NULL, buf, sizeof(buf)), "") == 0);
 	/* Cut on a whole escape, never inside one. */
-	check(strcmp(text_escape("ab\x1b", buf, 6), "ab") == 0);
-	check(strcmp(text_escape("ab\xc3\xa9", buf, 4), "ab") == 0);
+	CHECK(strcmp(text_escape("ab\x1b", buf, 6), "ab") == 0);
+	CHECK(strcmp(text_escape("ab\xc3\xa9", buf, 4), "ab") == 0);
 }
 
 /* What a frame carries is valid UTF-8 whatever the strings in it. */
@@ -59,11 +60,11 @@ static void test_wire(void)
 	char *p;
 
 	wire_buf_init(&b, 0);
-	check(o && cJSON_AddStringToObject(o, "comm", hostile));
-	check(wire_buf_append_json(&b, 4, o) == 0);
-	check(valid_utf8(b.data + 8, b.len - 8));
+	REQUIRE(o && cJSON_AddStringToObject(o, "comm", hostile));
+	REQUIRE(wire_buf_append_json(&b, 4, o) == 0);
+	CHECK(valid_utf8(b.data + 8, b.len - 8));
 	p = strndup(b.data + 8, b.len - 8);
-	check(p && strcmp(p, "{\"comm\":\"a\\\"\\n\\u001b[31mX??Z\"}") == 0);
+	CHECK(p && strcmp(p, "{\"comm\":\"a\\\"\\n\\u001b[31mX??Z\"}") == 0);
 	free(p);
 	cJSON_Delete(o);
 	wire_buf_free(&b);
@@ -76,9 +77,9 @@ static void test_log(void)
 	int fds[2], saved;
 	ssize_t n;
 
-	check(pipe(fds) == 0);
+	REQUIRE(pipe(fds) == 0);
 	saved = dup(STDERR_FILENO);
-	check(dup2(fds[1], STDERR_FILENO) == STDERR_FILENO);
+	REQUIRE(dup2(fds[1], STDERR_FILENO) == STDERR_FILENO);
 	unsetenv("JOURNAL_STREAM");
 	log_init("test");
 	log_set_level(LOG_LEVEL_DEBUG);
@@ -88,10 +89,10 @@ static void test_log(void)
 	dup2(saved, STDERR_FILENO);
 	close(fds[1]);
 	n = read(fds[0], out, sizeof(out) - 1);
-	check(n > 0);
+	REQUIRE(n > 0);
 	out[n] = '\0';
 	fputs(out, stderr);
-	check(strcmp(out,
+	CHECK(strcmp(out,
 		     "test: warning: 42 (a\"\\x0a\\x1b[31mX\\xff\\xfeZ): boosted a\"\\x0a\\x1b[31mX\\xff\\xfeZ\n"
 		     "test: exec comm=a\"\\x0a\\x1b[31mX\\xff\\xfeZ\n") == 0);
 }
@@ -102,5 +103,5 @@ int main(void)
 	test_escape();
 	test_wire();
 	test_log();
-	return 0;
+	return CHECK_EXIT();
 }
