@@ -10,18 +10,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "control.h"
 #include "time_util.h"
 #include "wire.h"
-
-#define check(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-			exit(EXIT_FAILURE);                                         \
-		}                                                                   \
-	} while (0)
 
 static struct config_tunables tunables = { .rr_interval_ms = 6, .iso_cpu = 70 };
 static int tunables_changed;
@@ -38,7 +30,7 @@ static uint64_t task_cost_ns, task_busy_ns; /* CPU each task's JSON takes, and a
 static int fake_task_ids(void *u, pid_t **ret, size_t *n)
 {
 	*ret = malloc((task_count + 1) * sizeof(pid_t));
-	check(*ret);
+	REQUIRE(*ret);
 	for (int i = 0; i < task_count; i++)
 		(*ret)[i] = i + 1;
 	*n = (size_t)task_count;
@@ -62,7 +54,7 @@ static int fake_task_json(void *u, pid_t tid, cJSON **ret)
 		task_busy_ns += now - start;
 	}
 	o = cJSON_CreateObject();
-	check(o && cJSON_AddNumberToObject(o, "tid", tid - 1) &&
+	REQUIRE(o && cJSON_AddNumberToObject(o, "tid", tid - 1) &&
 	      cJSON_AddStringToObject(o, "comm", "a-rather-long-comm") &&
 	      cJSON_AddNumberToObject(o, "uid", tid == 2 ? 0 : 65534) &&
 	      cJSON_AddNumberToObject(o, "euid", tid == 2 ? 0 : 65534) &&
@@ -143,7 +135,7 @@ static struct control_server *server;
 static void spin(int rounds)
 {
 	for (int i = 0; i < rounds; i++)
-		check(sd_event_run(event, 1000) >= 0);
+		CHECK(sd_event_run(event, 1000) >= 0);
 }
 
 /* Hang-ups are dispatched one event source per sd_event_run(), in
@@ -154,7 +146,7 @@ static void spin_until_clients(unsigned n)
 	uint64_t start = now_nsec(CLOCK_MONOTONIC);
 
 	while (control_server_clients(server) != n) {
-		check(now_nsec(CLOCK_MONOTONIC) - start < 5ULL * 1000 * 1000 * 1000);
+		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 5ULL * 1000 * 1000 * 1000);
 		spin(1);
 	}
 }
@@ -163,8 +155,8 @@ static int connect_client(void)
 {
 	int sv[2];
 
-	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
-	check(control_server_add_fd(server, sv[0]) == 0);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+	REQUIRE(control_server_add_fd(server, sv[0]) == 0);
 	return sv[1];
 }
 
@@ -173,8 +165,8 @@ static void send_frame(int fd, uint16_t version, uint16_t type, const char *json
 	struct wire_buf b;
 
 	wire_buf_init(&b, 0);
-	check(wire_buf_append(&b, version, type, json, json ? strlen(json) : 0) == 0);
-	check(wire_buf_flush(&b, fd) == 1);
+	CHECK(wire_buf_append(&b, version, type, json, json ? strlen(json) : 0) == 0);
+	CHECK(wire_buf_flush(&b, fd) == 1);
 	wire_buf_free(&b);
 }
 
@@ -211,8 +203,8 @@ static void expect(int fd, int type, const char *needle)
 	if (t != type || (needle && (!body || !strstr(body, needle))))
 		fprintf(stderr, "expected type %d with \"%s\", got %d: %s\n", type,
 			needle ? needle : "", t, body ? body : "(none)");
-	check(t == type);
-	check(!needle || (body && strstr(body, needle)));
+	CHECK(t == type);
+	CHECK(!needle || (body && strstr(body, needle)));
 	free(body);
 }
 
@@ -220,7 +212,7 @@ static void expect_closed(int fd)
 {
 	char *body = NULL;
 
-	check(recv_frame(fd, &body) == -ECONNRESET);
+	CHECK(recv_frame(fd, &body) == -ECONNRESET);
 	close(fd);
 }
 
@@ -230,9 +222,9 @@ static int connect_as(uid_t uid, int *added)
 {
 	int sv[2];
 
-	check(setresuid(-1, uid, 0) == 0);
-	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
-	check(setresuid(-1, 0, -1) == 0);
+	REQUIRE(setresuid(-1, uid, 0) == 0);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+	REQUIRE(setresuid(-1, 0, -1) == 0);
 	*added = control_server_add_fd(server, sv[0]);
 	return sv[1];
 }
@@ -244,44 +236,44 @@ static void test_slots(void)
 	struct control_options opts = { .no_listen = true, .max_clients = 40 };
 	int a[17], b[8], c, root, added;
 
-	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
 	for (int i = 0; i < 17; i++) {
 		a[i] = connect_as(65534, &added);
-		check(added == (i < 16 ? 0 : -EBUSY));
+		CHECK(added == (i < 16 ? 0 : -EBUSY));
 	}
 	expect(a[16], MUQSS_MSG_ERROR, "too many connections from uid 65534 (16)");
 	close(a[16]);
 	for (int i = 0; i < 8; i++) {
 		b[i] = connect_as(65533, &added);
-		check(added == 0);
+		CHECK(added == 0);
 	}
 	/* 24 of 40 taken: the rest are kept back. Uid 65532 gets in by
 	 * taking uid 65534's oldest connection. */
-	check(control_server_clients(server) == 24);
+	CHECK(control_server_clients(server) == 24);
 	c = connect_as(65532, &added);
-	check(added == 0 && control_server_clients(server) == 24);
+	CHECK(added == 0 && control_server_clients(server) == 24);
 	expect(a[0], MUQSS_MSG_ERROR, "dropped to make room");
 	/* Uid 65533 (8) takes from 65534 (15) too, but 65534 cannot take
 	 * from itself: told the table is full. */
 	b[0] = (close(b[0]), connect_as(65533, &added));
-	check(added == 0);
+	CHECK(added == 0);
 	expect(a[1], MUQSS_MSG_ERROR, "dropped to make room");
 	spin_until_clients(23);
 	close(connect_as(65531, &added));
-	check(added == 0 && control_server_clients(server) == 24);
+	CHECK(added == 0 && control_server_clients(server) == 24);
 	c = (close(c), connect_as(65534, &added));
-	check(added == -EBUSY);
+	CHECK(added == -EBUSY);
 	expect(c, MUQSS_MSG_ERROR, "too many clients (40)");
 	spin_until_clients(22);
 	/* The open slots full again; root takes a kept-back one and is
 	 * answered at once. */
 	c = (close(c), connect_as(65530, &added));
-	check(added == 0);
+	CHECK(added == 0);
 	a[0] = connect_as(65529, &added);
-	check(added == 0);
+	CHECK(added == 0);
 	spin_until_clients(24);
 	root = connect_as(0, &added);
-	check(added == 0 && control_server_clients(server) == 25);
+	CHECK(added == 0 && control_server_clients(server) == 25);
 	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
 	expect(root, MUQSS_MSG_HELLO, NULL);
 	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
@@ -318,7 +310,7 @@ static void test_budget(void)
 	uint64_t start;
 	char *body;
 
-	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
 	for (int i = 0; i < N; i++)
 		fd[i] = hello();
 	task_count = 1000;
@@ -328,21 +320,21 @@ static void test_budget(void)
 	for (int i = 0; i < N; i++)
 		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
 	while (done < N) {
-		check(now_nsec(CLOCK_MONOTONIC) - start < 20ULL * 1000 * 1000 * 1000);
+		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 20ULL * 1000 * 1000 * 1000);
 		spin(1);
 		for (int i = 0; i < N; i++) {
 			struct muqss_header h;
 			int k;
 
 			while (items[i] >= 0 && (k = wire_reader_read(&r[i], fd[i])) != 0) {
-				check(k == 1);
+				REQUIRE(k == 1);
 				wire_reader_take(&r[i], &h, &body);
 				free(body);
 				if (h.type == MUQSS_MSG_ITEM) {
 					items[i]++;
 					continue;
 				}
-				check(h.type == MUQSS_MSG_END && items[i] == task_count - 1);
+				CHECK(h.type == MUQSS_MSG_END && items[i] == task_count - 1);
 				if (first_end_items_min < 0) {
 					first_end_items_min = items[0];
 					for (int j = 0; j < N; j++)
@@ -354,8 +346,8 @@ static void test_budget(void)
 			}
 		}
 	}
-	check(first_end_items_min > 0);
-	check(task_busy_ns * 4 <= now_nsec(CLOCK_MONOTONIC) - start);
+	CHECK(first_end_items_min > 0);
+	CHECK(task_busy_ns * 4 <= now_nsec(CLOCK_MONOTONIC) - start);
 	task_cost_ns = 0;
 	for (int i = 0; i < N; i++) {
 		wire_reader_reset(&r[i]);
@@ -381,9 +373,9 @@ static void test_class_wait(int fd)
 	adopt_ready_after = 3;
 	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
 	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
-	check(recv_frame(fd, &body) == MUQSS_MSG_OK && !strstr(body, "version"));
+	CHECK(recv_frame(fd, &body) == MUQSS_MSG_OK && !strstr(body, "version"));
 	free(body);
-	check(adopt_calls == 4 && set_class_calls == 1);
+	CHECK(adopt_calls == 4 && set_class_calls == 1);
 	expect(fd, MUQSS_MSG_OK, "\"version\":\"test\"");
 
 	/* The client's start time against the daemon's. */
@@ -392,7 +384,7 @@ static void test_class_wait(int fd)
 	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
 	snprintf(req, sizeof(req), "no such process: %d", (int)getpid());
 	expect(fd, MUQSS_MSG_ERROR, req);
-	check(set_class_calls == 1);
+	CHECK(set_class_calls == 1);
 
 	/* Never read: told after READ_WAIT_MAX_USEC, longer than this server's
 	 * idle timeout, which must not cut the wait. */
@@ -401,7 +393,7 @@ static void test_class_wait(int fd)
 	snprintf(req, sizeof(req), "{\"pid\":%d,\"class\":\"iso\"}", (int)getpid());
 	send_frame(fd, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, req);
 	expect(fd, MUQSS_MSG_ERROR, "could not read task");
-	check(set_class_calls == 1 && adopt_calls > 10);
+	CHECK(set_class_calls == 1 && adopt_calls > 10);
 
 	/* A client gone while its request waits: the request is still
 	 * carried out, then the client freed. */
@@ -413,7 +405,7 @@ static void test_class_wait(int fd)
 	spin(1);
 	close(fd);
 	spin_until_clients((unsigned)calls);
-	check(set_class_calls == 2);
+	CHECK(set_class_calls == 2);
 	adopt_ready_after = 0;
 }
 
@@ -423,8 +415,8 @@ int main(void)
 	int good, bad, quiet;
 	char *body;
 
-	check(sd_event_new(&event) >= 0);
-	check(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	REQUIRE(sd_event_new(&event) >= 0);
+	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
 
 	good = hello();
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_GET, "{\"name\":\"rr_interval\"}");
@@ -434,7 +426,7 @@ int main(void)
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_SET,
 		   "{\"name\":\"iso_reading\",\"value\":\"per-cpu\"}");
 	expect(good, MUQSS_MSG_OK, NULL);
-	check(tunables.iso_reading == ISO_READING_PER_CPU && tunables_changed == 1);
+	CHECK(tunables.iso_reading == ISO_READING_PER_CPU && tunables_changed == 1);
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_SET_CLASS, "{\"pid\":1,\"class\":\"rt\"}");
 	expect(good, MUQSS_MSG_ERROR, "unknown class: rt");
 	send_frame(good, PROTOCOL_VERSION, 999, NULL);
@@ -468,21 +460,21 @@ int main(void)
 		memcpy(h, &v, 2);
 		memcpy(h + 2, &t, 2);
 		memcpy(h + 4, &len, 4);
-		check(write(bad, h, sizeof(h)) == sizeof(h));
+		CHECK(write(bad, h, sizeof(h)) == sizeof(h));
 	}
 	expect(bad, MUQSS_MSG_ERROR, "frame too large: 65537 bytes (max 65536)");
 	expect_closed(bad);
 
 	/* A truncated frame, then hang-up. */
 	bad = hello();
-	check(write(bad, "\x01\x00\x10\x00\x05", 5) == 5);
+	CHECK(write(bad, "\x01\x00\x10\x00\x05", 5) == 5);
 	close(bad);
 	spin(3);
 
 	/* The good client never noticed. */
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
 	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
-	check(control_server_clients(server) == 1);
+	CHECK(control_server_clients(server) == 1);
 
 	/* Long queues are split over frames and arrive whole, in order. */
 	queue_len = 3000;
@@ -491,10 +483,10 @@ int main(void)
 		int items = 0, entries = 0, next_tid = 0, t;
 		while ((t = recv_frame(good, &body)) == MUQSS_MSG_ITEM) {
 			cJSON *o = cJSON_Parse(body), *e;
-			check(o);
+			CHECK(o);
 			cJSON_ArrayForEach(e, cJSON_GetObjectItem(o, "queue")) {
 				int tid = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid"));
-				check(tid == next_tid);
+				CHECK(tid == next_tid);
 				next_tid = (next_tid + 1) % queue_len;
 				entries++;
 			}
@@ -502,9 +494,9 @@ int main(void)
 			free(body);
 			items++;
 		}
-		check(t == MUQSS_MSG_END && strstr(body, "\"count\""));
+		REQUIRE(t == MUQSS_MSG_END && strstr(body, "\"count\""));
 		free(body);
-		check(entries == 2 * queue_len && items > 2);
+		CHECK(entries == 2 * queue_len && items > 2);
 	}
 	queue_len = 3;
 
@@ -522,10 +514,10 @@ int main(void)
 	if (geteuid() == 0) {
 		int sv[2];
 
-		check(setresuid(-1, 65534, 0) == 0);
-		check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
-		check(setresuid(-1, 0, -1) == 0);
-		check(control_server_add_fd(server, sv[0]) == 0);
+		REQUIRE(setresuid(-1, 65534, 0) == 0);
+		REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) == 0);
+		REQUIRE(setresuid(-1, 0, -1) == 0);
+		REQUIRE(control_server_add_fd(server, sv[0]) == 0);
 		send_frame(sv[1], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
 		expect(sv[1], MUQSS_MSG_HELLO, NULL);
 		send_frame(sv[1], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
@@ -536,7 +528,7 @@ int main(void)
 		expect(sv[1], MUQSS_MSG_END, "\"count\":4");
 		close(sv[1]);
 		spin(3);
-		check(control_server_clients(server) == 1);
+		CHECK(control_server_clients(server) == 1);
 	}
 
 	/* A client that sends and never reads: the loop goes on, others are
@@ -545,7 +537,7 @@ int main(void)
 	for (int i = 0; i < 20000; i++) {
 		struct wire_buf b;
 		wire_buf_init(&b, 0);
-		check(wire_buf_append(&b, PROTOCOL_VERSION, MUQSS_MSG_QUEUES, NULL, 0) == 0);
+		CHECK(wire_buf_append(&b, PROTOCOL_VERSION, MUQSS_MSG_QUEUES, NULL, 0) == 0);
 		if (wire_buf_flush(&b, quiet) != 1) {
 			wire_buf_free(&b);
 			break;
@@ -557,14 +549,14 @@ int main(void)
 	spin(5);
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
 	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
-	check(control_server_clients(server) == 2);
+	CHECK(control_server_clients(server) == 2);
 	for (int i = 0; i < 100 && control_server_clients(server) > 1; i++) {
 		/* Keep the good one busy so only the quiet one times out. */
 		send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
 		expect(good, MUQSS_MSG_OK, NULL);
 		usleep(20000);
 	}
-	check(control_server_clients(server) == 1);
+	CHECK(control_server_clients(server) == 1);
 	close(quiet);
 
 	close(good);
@@ -577,7 +569,7 @@ int main(void)
 	tasks_built = 0;
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
 	spin(1);
-	check(tasks_built > 0 && tasks_built < 20000);
+	CHECK(tasks_built > 0 && tasks_built < 20000);
 	{
 		int items = 0, t;
 
@@ -585,9 +577,9 @@ int main(void)
 			free(body);
 			items++;
 		}
-		check(t == MUQSS_MSG_END && strstr(body, "\"count\":59999"));
+		REQUIRE(t == MUQSS_MSG_END && strstr(body, "\"count\":59999"));
 		free(body);
-		check(items == task_count - 1);
+		CHECK(items == task_count - 1);
 	}
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
 	expect(good, MUQSS_MSG_OK, "\"version\":\"test\"");
@@ -602,8 +594,8 @@ int main(void)
 		expect(good, MUQSS_MSG_OK, NULL);
 		usleep(20000);
 	}
-	check(control_server_clients(server) == 1);
-	check(tasks_built > 0 && tasks_built < 20000);
+	CHECK(control_server_clients(server) == 1);
+	CHECK(tasks_built > 0 && tasks_built < 20000);
 	close(quiet);
 	task_count = 0;
 	send_frame(good, PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
@@ -615,5 +607,5 @@ int main(void)
 	if (geteuid() == 0)
 		test_slots();
 	sd_event_unref(event);
-	return EXIT_SUCCESS;
+	return CHECK_EXIT();
 }

@@ -12,16 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "control.h"
-
-#define check(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-			exit(EXIT_FAILURE);                                         \
-		}                                                                   \
-	} while (0)
 
 static char dir[] = "/tmp/muqss-bind-XXXXXX";
 static char sock[256], moved[256], victim[256];
@@ -34,8 +26,8 @@ int __wrap_bind(int fd, const struct sockaddr *sa, socklen_t len)
 	int r = __real_bind(fd, sa, len);
 
 	if (r == 0) {
-		check(rename(sock, moved) == 0);
-		check(symlink(victim, sock) == 0);
+		CHECK(rename(sock, moved) == 0);
+		CHECK(symlink(victim, sock) == 0);
 	}
 	return r;
 }
@@ -62,26 +54,26 @@ int main(void)
 		fprintf(stderr, "needs root and a group nogroup or nobody\n");
 		return 77;
 	}
-	check(mkdtemp(dir));
+	REQUIRE(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s/control", dir);
 	snprintf(moved, sizeof(moved), "%s/control.real", dir);
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	check((f = fopen(victim, "w")) && fclose(f) == 0);
-	check(chmod(victim, 0600) == 0 && chown(victim, 0, 0) == 0);
+	REQUIRE((f = fopen(victim, "w")) && fclose(f) == 0);
+	CHECK(chmod(victim, 0600) == 0 && chown(victim, 0, 0) == 0);
 
 	opts.socket_path = sock;
 	opts.socket_group = g->gr_name;
-	check(sd_event_new(&event) >= 0);
+	REQUIRE(sd_event_new(&event) >= 0);
 	(void)control_server_new(&server, event, &opts, &ops, NULL);
 
-	check(stat(victim, &st) == 0);
+	REQUIRE(stat(victim, &st) == 0);
 	if ((st.st_mode & 07777) != 0600 || st.st_gid != 0)
 		fprintf(stderr, "victim is now mode %o group %u\n", (unsigned)(st.st_mode & 07777),
 			(unsigned)st.st_gid);
-	check((st.st_mode & 07777) == 0600);
-	check(st.st_gid == 0);
+	CHECK((st.st_mode & 07777) == 0600);
+	CHECK(st.st_gid == 0);
 	/* The socket itself was born with its mode. */
-	check(lstat(moved, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0666);
+	CHECK(lstat(moved, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0666);
 
 	control_server_free(server);
 	sd_event_unref(event);
@@ -89,5 +81,5 @@ int main(void)
 	unlink(moved);
 	unlink(victim);
 	rmdir(dir);
-	return EXIT_SUCCESS;
+	return CHECK_EXIT();
 }

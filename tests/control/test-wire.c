@@ -8,20 +8,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "wire.h"
-
-#define check(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-			exit(EXIT_FAILURE);                                         \
-		}                                                                   \
-	} while (0)
 
 static void pair(int sv[2])
 {
-	check(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 }
 
 static void put_header(int fd, uint16_t version, uint16_t type, uint32_t length)
@@ -31,7 +23,7 @@ static void put_header(int fd, uint16_t version, uint16_t type, uint32_t length)
 	memcpy(h, &version, 2);
 	memcpy(h + 2, &type, 2);
 	memcpy(h + 4, &length, 4);
-	check(write(fd, h, sizeof(h)) == (ssize_t)sizeof(h));
+	CHECK(write(fd, h, sizeof(h)) == (ssize_t)sizeof(h));
 }
 
 /* One frame written a byte at a time is seen only when complete. */
@@ -46,31 +38,31 @@ static void test_byte_by_byte(void)
 
 	pair(sv);
 	wire_buf_init(&out, 0);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_GET, "{\"name\":\"iso_cpu\"}",
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_GET, "{\"name\":\"iso_cpu\"}",
 			      18) == 0);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL, 0) == 0);
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL, 0) == 0);
 	size_t first = MUQSS_HEADER_SIZE + 18;
 	for (size_t i = 0; i < first; i++) {
-		check(wire_reader_read(&r, sv[1]) == 0);
-		check(write(sv[0], out.data + i, 1) == 1);
+		CHECK(wire_reader_read(&r, sv[1]) == 0);
+		CHECK(write(sv[0], out.data + i, 1) == 1);
 	}
-	check(wire_reader_read(&r, sv[1]) == 1);
+	REQUIRE(wire_reader_read(&r, sv[1]) == 1);
 	wire_reader_take(&r, &h, &body);
-	check(h.version == PROTOCOL_VERSION && h.type == MUQSS_MSG_GET && h.length == 18);
-	check(wire_parse_body(body, h.length, &o) == 0);
-	check(strcmp(cJSON_GetObjectItem(o, "name")->valuestring, "iso_cpu") == 0);
+	CHECK(h.version == PROTOCOL_VERSION && h.type == MUQSS_MSG_GET && h.length == 18);
+	REQUIRE(wire_parse_body(body, h.length, &o) == 0);
+	CHECK(strcmp(cJSON_GetObjectItem(o, "name")->valuestring, "iso_cpu") == 0);
 	cJSON_Delete(o);
 	free(body);
 
 	/* The empty second frame, again a byte at a time. */
 	for (size_t i = first; i < out.len; i++) {
-		check(wire_reader_read(&r, sv[1]) == 0);
-		check(write(sv[0], out.data + i, 1) == 1);
+		CHECK(wire_reader_read(&r, sv[1]) == 0);
+		CHECK(write(sv[0], out.data + i, 1) == 1);
 	}
-	check(wire_reader_read(&r, sv[1]) == 1);
+	REQUIRE(wire_reader_read(&r, sv[1]) == 1);
 	wire_reader_take(&r, &h, &body);
-	check(h.type == MUQSS_MSG_STATUS && h.length == 0 && body == NULL);
-	check(wire_parse_body(body, 0, &o) == 0 && cJSON_IsObject(o));
+	CHECK(h.type == MUQSS_MSG_STATUS && h.length == 0 && body == NULL);
+	CHECK(wire_parse_body(body, 0, &o) == 0 && cJSON_IsObject(o));
 	cJSON_Delete(o);
 
 	/* The same from memory, split at every byte. */
@@ -78,20 +70,20 @@ static void test_byte_by_byte(void)
 	int k = 0;
 	while (total < out.len) {
 		k = wire_reader_feed(&r, out.data + total, 1, &used);
-		check(used == 1);
+		CHECK(used == 1);
 		total += used;
 		if (k == 1)
 			break;
-		check(k == 0);
+		CHECK(k == 0);
 	}
-	check(k == 1 && total == first);
+	REQUIRE(k == 1 && total == first);
 	wire_reader_take(&r, &h, &body);
 	free(body);
 
 	/* A frame cut short by a hang-up is an error, not a frame. */
-	check(write(sv[0], out.data, 5) == 5);
+	CHECK(write(sv[0], out.data, 5) == 5);
 	close(sv[0]);
-	check(wire_reader_read(&r, sv[1]) == -ECONNRESET);
+	CHECK(wire_reader_read(&r, sv[1]) == -ECONNRESET);
 	wire_reader_reset(&r);
 	wire_buf_free(&out);
 	close(sv[1]);
@@ -108,33 +100,33 @@ static void test_oversize(void)
 	pair(sv);
 	put_header(sv[0], PROTOCOL_VERSION, MUQSS_MSG_SET, MUQSS_MAX_BODY + 1);
 	struct mallinfo2 before = mallinfo2();
-	check(wire_reader_read(&r, sv[1]) == -EMSGSIZE);
+	CHECK(wire_reader_read(&r, sv[1]) == -EMSGSIZE);
 	struct mallinfo2 after = mallinfo2();
-	check(r.body == NULL);
-	check(after.uordblks <= before.uordblks + 1024);
+	CHECK(r.body == NULL);
+	CHECK(after.uordblks <= before.uordblks + 1024);
 	wire_reader_reset(&r);
 
 	/* A length near 4 GiB must not be trusted either. */
 	put_header(sv[0], PROTOCOL_VERSION, MUQSS_MSG_SET, UINT32_MAX);
-	check(wire_reader_read(&r, sv[1]) == -EMSGSIZE && r.body == NULL);
+	CHECK(wire_reader_read(&r, sv[1]) == -EMSGSIZE && r.body == NULL);
 	wire_reader_reset(&r);
 	close(sv[0]);
 	close(sv[1]);
 
 	/* The writer holds itself to the same cap. */
 	big = malloc(MUQSS_MAX_BODY + 1);
-	check(big);
+	REQUIRE(big);
 	memset(big, ' ', MUQSS_MAX_BODY + 1);
 	wire_buf_init(&out, 0);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, MUQSS_MAX_BODY + 1) ==
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, MUQSS_MAX_BODY + 1) ==
 	      -EMSGSIZE);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, MUQSS_MAX_BODY) == 0);
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, MUQSS_MAX_BODY) == 0);
 	wire_buf_free(&out);
 
 	/* And a bounded buffer refuses what would pass its max. */
 	wire_buf_init(&out, 100);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, 92) == 0);
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, NULL, 0) == -ENOBUFS);
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, big, 92) == 0);
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_OK, NULL, 0) == -ENOBUFS);
 	wire_buf_free(&out);
 	free(big);
 }
@@ -149,12 +141,12 @@ static void test_bad_version(void)
 
 	pair(sv);
 	put_header(sv[0], PROTOCOL_VERSION + 1, MUQSS_MSG_HELLO, 10);
-	check(write(sv[0], "0123456789", 10) == 10);
-	check(wire_reader_read(&r, sv[1]) == 1);
+	CHECK(write(sv[0], "0123456789", 10) == 10);
+	REQUIRE(wire_reader_read(&r, sv[1]) == 1);
 	wire_reader_take(&r, &h, &body);
-	check(h.version == PROTOCOL_VERSION + 1 && h.length == 10 && body == NULL);
+	CHECK(h.version == PROTOCOL_VERSION + 1 && h.length == 10 && body == NULL);
 	char rest[16];
-	check(read(sv[1], rest, sizeof(rest)) == 10);
+	CHECK(read(sv[1], rest, sizeof(rest)) == 10);
 	close(sv[0]);
 	close(sv[1]);
 }
@@ -168,9 +160,9 @@ static void test_bad_json(void)
 		int k = wire_parse_body(bad[i], strlen(bad[i]), &o);
 		if (k != -EBADMSG)
 			fprintf(stderr, "accepted bad body %s\n", bad[i]);
-		check(k == -EBADMSG);
+		CHECK(k == -EBADMSG);
 	}
-	check(wire_parse_body("{\"a\":1}", 7, &o) == 0);
+	CHECK(wire_parse_body("{\"a\":1}", 7, &o) == 0);
 	cJSON_Delete(o);
 }
 
@@ -188,34 +180,34 @@ static void test_list_end(void)
 	for (int i = 0; i < 3; i++) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "cpu", i);
-		check(wire_buf_append_json(&out, MUQSS_MSG_ITEM, o) == 0);
+		CHECK(wire_buf_append_json(&out, MUQSS_MSG_ITEM, o) == 0);
 		cJSON_Delete(o);
 	}
-	check(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_END, "{\"count\":3}", 11) == 0);
-	check(wire_buf_append_error(&out, EPERM, "permission denied") == 0);
-	check(wire_buf_flush(&out, sv[0]) == 1);
+	CHECK(wire_buf_append(&out, PROTOCOL_VERSION, MUQSS_MSG_END, "{\"count\":3}", 11) == 0);
+	CHECK(wire_buf_append_error(&out, EPERM, "permission denied") == 0);
+	CHECK(wire_buf_flush(&out, sv[0]) == 1);
 	for (;;) {
-		check(wire_reader_read(&r, sv[1]) == 1);
+		REQUIRE(wire_reader_read(&r, sv[1]) == 1);
 		wire_reader_take(&r, &h, &body);
 		if (h.type == MUQSS_MSG_END) {
 			free(body);
 			break;
 		}
-		check(h.type == MUQSS_MSG_ITEM);
+		CHECK(h.type == MUQSS_MSG_ITEM);
 		cJSON *o;
-		check(wire_parse_body(body, h.length, &o) == 0);
-		check(cJSON_GetObjectItem(o, "cpu")->valueint == items);
+		REQUIRE(wire_parse_body(body, h.length, &o) == 0);
+		CHECK(cJSON_GetObjectItem(o, "cpu")->valueint == items);
 		items++;
 		cJSON_Delete(o);
 		free(body);
 	}
-	check(items == 3);
+	CHECK(items == 3);
 	/* The reader stopped at END: the next frame is still there. */
-	check(wire_reader_read(&r, sv[1]) == 1);
+	REQUIRE(wire_reader_read(&r, sv[1]) == 1);
 	wire_reader_take(&r, &h, &body);
-	check(h.type == MUQSS_MSG_ERROR && strstr(body, "permission denied"));
+	CHECK(h.type == MUQSS_MSG_ERROR && strstr(body, "permission denied"));
 	free(body);
-	check(wire_reader_read(&r, sv[1]) == 0);
+	CHECK(wire_reader_read(&r, sv[1]) == 0);
 	wire_buf_free(&out);
 	close(sv[0]);
 	close(sv[1]);
@@ -228,5 +220,5 @@ int main(void)
 	test_bad_version();
 	test_bad_json();
 	test_list_end();
-	return EXIT_SUCCESS;
+	return CHECK_EXIT();
 }

@@ -7,35 +7,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "games.h"
-
-#define check(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-			exit(EXIT_FAILURE);                                         \
-		}                                                                   \
-	} while (0)
 
 static void test_pidfd_pid(void)
 {
 	int fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	pid_t child;
 
-	check(fd >= 0);
-	check(games_pidfd_pid(fd) == getpid());
+	CHECK(fd >= 0);
+	CHECK(games_pidfd_pid(fd) == getpid());
 	close(fd);
 	child = fork();
-	check(child >= 0);
+	REQUIRE(child >= 0);
 	if (child == 0)
 		_exit(0);
 	fd = (int)syscall(SYS_pidfd_open, child, 0);
-	check(fd >= 0);
-	check(waitpid(child, NULL, 0) == child);
-	check(games_pidfd_pid(fd) == -ESRCH); /* exited: fdinfo says Pid: -1 */
+	CHECK(fd >= 0);
+	CHECK(waitpid(child, NULL, 0) == child);
+	CHECK(games_pidfd_pid(fd) == -ESRCH); /* exited: fdinfo says Pid: -1 */
 	close(fd);
-	check(games_pidfd_pid(9999) < 0);
+	CHECK(games_pidfd_pid(9999) < 0);
 }
 
 static void test_register_without_muqssd(void)
@@ -44,13 +36,13 @@ static void test_register_without_muqssd(void)
 	struct games *g;
 	sd_event *e;
 
-	check(sd_event_new(&e) >= 0);
-	check(games_new(&g, e, &o, NULL, NULL) == 0);
-	check(games_register(g, getpid(), -1) == -1);
-	check(games_register(g, 0, -1) == -1);
-	check(games_count(g) == 0);
-	check(games_query(g, getpid()) == 0);
-	check(games_unregister(g, getpid()) == -1);
+	REQUIRE(sd_event_new(&e) >= 0);
+	REQUIRE(games_new(&g, e, &o, NULL, NULL) == 0);
+	CHECK(games_register(g, getpid(), -1) == -1);
+	CHECK(games_register(g, 0, -1) == -1);
+	CHECK(games_count(g) == 0);
+	CHECK(games_query(g, getpid()) == 0);
+	CHECK(games_unregister(g, getpid()) == -1);
 	games_free(g);
 	sd_event_unref(e);
 }
@@ -59,6 +51,5 @@ int main(void)
 {
 	test_pidfd_pid();
 	test_register_without_muqssd();
-	printf("ok\n");
-	return 0;
+	return CHECK_EXIT();
 }

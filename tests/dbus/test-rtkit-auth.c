@@ -9,16 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "rtkit.h"
-
-#define check(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,      \
-				__LINE__, #cond);                                   \
-			exit(EXIT_FAILURE);                                         \
-		}                                                                   \
-	} while (0)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t worker_tid;
@@ -45,28 +37,28 @@ static void test_own_threads(void)
 	char err[256];
 	pthread_t th;
 
-	check(rtkit_authorize(4242, getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == -EPERM ||
+	CHECK(rtkit_authorize(4242, getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == -EPERM ||
 	      getuid() == 4242);
 	done(&t);
-	check(rtkit_authorize(getuid(), getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == 0);
-	check(t.pid == getpid() && t.tid == getpid() && t.pidfd >= 0);
+	CHECK(rtkit_authorize(getuid(), getpid(), UINT64_MAX, 0, &t, err, sizeof(err)) == 0);
+	CHECK(t.pid == getpid() && t.tid == getpid() && t.pidfd >= 0);
 	done(&t);
 
 	pthread_mutex_lock(&lock);
-	check(pthread_create(&th, NULL, worker, NULL) == 0);
+	REQUIRE(pthread_create(&th, NULL, worker, NULL) == 0);
 	while (!__atomic_load_n(&worker_tid, __ATOMIC_SEQ_CST))
 		usleep(1000);
-	check(rtkit_authorize(getuid(), 1, getpid(), (uint64_t)worker_tid, &t, err, sizeof(err)) == 0);
-	check(t.pid == getpid() && t.tid == worker_tid);
-	check(rtkit_target_recheck(&t) == 0);
+	CHECK(rtkit_authorize(getuid(), 1, getpid(), (uint64_t)worker_tid, &t, err, sizeof(err)) == 0);
+	CHECK(t.pid == getpid() && t.tid == worker_tid);
+	CHECK(rtkit_target_recheck(&t) == 0);
 	/* A tid that is no thread of the process (here: its parent's). */
 	t.tid = getppid();
-	check(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_target_recheck(&t) == -ESRCH);
 	t.tid = worker_tid;
 	pthread_mutex_unlock(&lock);
-	check(pthread_join(th, NULL) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
 	/* The thread is gone. */
-	check(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_target_recheck(&t) == -ESRCH);
 	done(&t);
 }
 
@@ -78,16 +70,16 @@ static void test_process_gone(void)
 	char err[256];
 	pid_t child = fork();
 
-	check(child >= 0);
+	REQUIRE(child >= 0);
 	if (child == 0) {
 		pause();
 		_exit(0);
 	}
-	check(rtkit_authorize(getuid(), getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
-	check(rtkit_target_recheck(&t) == 0);
-	check(kill(child, SIGKILL) == 0);
-	check(waitpid(child, NULL, 0) == child);
-	check(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_authorize(getuid(), getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
+	CHECK(rtkit_target_recheck(&t) == 0);
+	REQUIRE(kill(child, SIGKILL) == 0);
+	CHECK(waitpid(child, NULL, 0) == child);
+	CHECK(rtkit_target_recheck(&t) == -ESRCH);
 	done(&t);
 }
 
@@ -98,14 +90,14 @@ static void test_other_user(void)
 	char err[256];
 	uid_t other = getuid() == 4242 ? 4243 : 4242;
 
-	check(rtkit_authorize(other, getpid(), getpid(), 0, &t, err, sizeof(err)) == -EPERM);
+	CHECK(rtkit_authorize(other, getpid(), getpid(), 0, &t, err, sizeof(err)) == -EPERM);
 	done(&t);
-	check(strstr(err, "belongs to uid"));
-	check(strcmp(rtkit_error_name(-EPERM), "org.freedesktop.DBus.Error.AccessDenied") == 0);
+	CHECK(strstr(err, "belongs to uid"));
+	CHECK(strcmp(rtkit_error_name(-EPERM), "org.freedesktop.DBus.Error.AccessDenied") == 0);
 	/* PID 1 belongs to root: a user may not, root may. */
-	check(rtkit_authorize(other, getpid(), 1, 0, &t, err, sizeof(err)) == -EPERM);
+	CHECK(rtkit_authorize(other, getpid(), 1, 0, &t, err, sizeof(err)) == -EPERM);
 	done(&t);
-	check(rtkit_authorize(0, getpid(), 1, 0, &t, err, sizeof(err)) == 0);
+	CHECK(rtkit_authorize(0, getpid(), 1, 0, &t, err, sizeof(err)) == 0);
 	done(&t);
 }
 
@@ -115,16 +107,16 @@ static void test_wrong_process(void)
 	struct rtkit_target t;
 	char err[256];
 
-	check(rtkit_authorize(getuid(), getpid(), getpid(), 1, &t, err, sizeof(err)) == -ESRCH);
+	CHECK(rtkit_authorize(getuid(), getpid(), getpid(), 1, &t, err, sizeof(err)) == -ESRCH);
 	done(&t);
-	check(rtkit_authorize(getuid(), getpid(), 0, 0, &t, err, sizeof(err)) == -ESRCH);
-	check(t.pidfd == -1);
-	check(rtkit_authorize(getuid(), getpid(), UINT64_C(1) << 40, 0, &t, err, sizeof(err)) ==
+	CHECK(rtkit_authorize(getuid(), getpid(), 0, 0, &t, err, sizeof(err)) == -ESRCH);
+	CHECK(t.pidfd == -1);
+	CHECK(rtkit_authorize(getuid(), getpid(), UINT64_C(1) << 40, 0, &t, err, sizeof(err)) ==
 	      -ESRCH);
-	check(rtkit_authorize(getuid(), getpid(), getpid(), UINT64_C(1) << 40, &t, err,
+	CHECK(rtkit_authorize(getuid(), getpid(), getpid(), UINT64_C(1) << 40, &t, err,
 			      sizeof(err)) == -ESRCH);
 	done(&t);
-	check(strcmp(rtkit_error_name(-ESRCH), "org.freedesktop.DBus.Error.Failed") == 0);
+	CHECK(strcmp(rtkit_error_name(-ESRCH), "org.freedesktop.DBus.Error.Failed") == 0);
 }
 
 /* The bounds rtkit advertises in MaxRealtimePriority and MinNiceLevel. */
@@ -132,18 +124,18 @@ static void test_bounds(void)
 {
 	char err[128];
 
-	check(rtkit_check_priority(0, err, sizeof(err)) == -EPERM);
-	check(rtkit_check_priority(1, err, sizeof(err)) == 0);
-	check(rtkit_check_priority(RTKIT_MAX_REALTIME_PRIORITY, err, sizeof(err)) == 0);
-	check(rtkit_check_priority(RTKIT_MAX_REALTIME_PRIORITY + 1, err, sizeof(err)) == -EPERM);
-	check(strstr(err, "out of range 1..20"));
-	check(rtkit_check_priority(UINT32_MAX, err, sizeof(err)) == -EPERM);
-	check(rtkit_check_nice(RTKIT_MIN_NICE_LEVEL, err, sizeof(err)) == 0);
-	check(rtkit_check_nice(RTKIT_MIN_NICE_LEVEL - 1, err, sizeof(err)) == -EPERM);
-	check(rtkit_check_nice(19, err, sizeof(err)) == 0);
-	check(rtkit_check_nice(20, err, sizeof(err)) == -EPERM);
-	check(strcmp(rtkit_error_name(-ENOMEM), "org.freedesktop.DBus.Error.NoMemory") == 0);
-	check(strcmp(rtkit_error_name(-EBUSY), "org.freedesktop.DBus.Error.AccessDenied") == 0);
+	CHECK(rtkit_check_priority(0, err, sizeof(err)) == -EPERM);
+	CHECK(rtkit_check_priority(1, err, sizeof(err)) == 0);
+	CHECK(rtkit_check_priority(RTKIT_MAX_REALTIME_PRIORITY, err, sizeof(err)) == 0);
+	CHECK(rtkit_check_priority(RTKIT_MAX_REALTIME_PRIORITY + 1, err, sizeof(err)) == -EPERM);
+	CHECK(strstr(err, "out of range 1..20"));
+	CHECK(rtkit_check_priority(UINT32_MAX, err, sizeof(err)) == -EPERM);
+	CHECK(rtkit_check_nice(RTKIT_MIN_NICE_LEVEL, err, sizeof(err)) == 0);
+	CHECK(rtkit_check_nice(RTKIT_MIN_NICE_LEVEL - 1, err, sizeof(err)) == -EPERM);
+	CHECK(rtkit_check_nice(19, err, sizeof(err)) == 0);
+	CHECK(rtkit_check_nice(20, err, sizeof(err)) == -EPERM);
+	CHECK(strcmp(rtkit_error_name(-ENOMEM), "org.freedesktop.DBus.Error.NoMemory") == 0);
+	CHECK(strcmp(rtkit_error_name(-EBUSY), "org.freedesktop.DBus.Error.AccessDenied") == 0);
 }
 
 int main(void)
@@ -153,6 +145,5 @@ int main(void)
 	test_other_user();
 	test_wrong_process();
 	test_bounds();
-	printf("ok\n");
-	return 0;
+	return CHECK_EXIT();
 }
