@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "config.h"
 #include "config_file.h"
 #include "log.h"
@@ -94,7 +95,7 @@ static void test_every_key(void)
 	const char *log;
 
 	config_init_defaults(&c);
-	CHECK(load_text(dir,
+	REQUIRE(load_text(dir,
 			"[scheduler]\n"
 			"rr_interval = 12\n"
 			"interactive = no\n"
@@ -294,7 +295,7 @@ static void test_dropins(void)
 			  "[scheduler]\nrr_interval = 5\niso_cpu = 40\n[exempt]\ncomm = a b\n");
 	if (asprintf(&d, "%s.d", path) < 0)
 		abort();
-	CHECK(mkdir(d, 0755) == 0);
+	REQUIRE(mkdir(d, 0755) == 0);
 	/* Name order, bytewise: 10-x before 20-y before 9-z. */
 	free(write_file(d, "20-y.conf", "[scheduler]\nrr_interval = 20\n[exempt]\ncomm = c\n"));
 	free(write_file(d, "10-x.conf", "[scheduler]\nrr_interval = 10\niso_cpu = 10\n"));
@@ -302,7 +303,7 @@ static void test_dropins(void)
 	free(write_file(d, "30-ignored.conf.disabled", "[scheduler]\nrr_interval = 1\n"));
 	free(write_file(d, ".hidden.conf", "[scheduler]\nrr_interval = 2\n"));
 	config_init_defaults(&c);
-	CHECK(config_load(&c, path, false) == 1);
+	REQUIRE(config_load(&c, path, false) == 1);
 	CHECK(c.tunables.rr_interval_ms == 9);
 	CHECK(c.tunables.iso_cpu == 10);
 	CHECK(strcmp(c.exempt.comms[0], "a") == 0);
@@ -313,7 +314,7 @@ static void test_dropins(void)
 	/* An empty assignment clears a list. */
 	free(write_file(d, "40-clear.conf", "[exempt]\ncomm =\ncomm = z\n"));
 	config_init_defaults(&c);
-	CHECK(config_load(&c, path, false) == 1);
+	REQUIRE(config_load(&c, path, false) == 1);
 	CHECK(strcmp(c.exempt.comms[0], "z") == 0 && c.exempt.comms[1] == NULL);
 	config_free(&c);
 
@@ -358,6 +359,5 @@ int main(void)
 	test_every_error_reported();
 	test_long_line();
 	test_dropins();
-	printf("ok\n");
-	return 0;
+	return CHECK_EXIT();
 }

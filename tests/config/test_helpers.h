@@ -5,15 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stdout, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-				#cond);                                              \
-			exit(EXIT_FAILURE);                                          \
-		}                                                                    \
-	} while (0)
-
 /* A fresh directory under TMPDIR, removed (with its files) by tmpdir_remove. */
 char *tmpdir_new(void);
 void tmpdir_remove(char *dir);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "check.h"
 #include "log.h"
 #include "rules.h"
 #include "rules_private.h"
@@ -17,7 +18,7 @@ static struct rules *load(const char *dir, const char **log)
 	capture_begin();
 	CHECK(rules_load(&r, dir) == 0);
 	*log = capture_end();
-	CHECK(r);
+	REQUIRE(r);
 	return r;
 }
 
@@ -33,7 +34,7 @@ static enum sched_class class_of(const struct rules *r, struct rule_subject s, i
 {
 	const struct rule *m = rules_match(r, &s);
 
-	CHECK(m);
+	REQUIRE(m);
 	if (nice)
 		*nice = m->nice_set ? m->nice : 99;
 	return m->class;
@@ -160,7 +161,7 @@ static void test_ananicy(void)
 			"{\"type\": \"BG_IO\", \"ioclass\": \"idle\"}\n"));
 	if (asprintf(&sub, "%s/00-default", dir) < 0)
 		abort();
-	CHECK(mkdir(sub, 0755) == 0);
+	REQUIRE(mkdir(sub, 0755) == 0);
 	free(write_file(sub, "audio.rules",
 			"# PipeWire\n"
 			"{ \"name\": \"pipewire\", \"type\": \"LowLatency_RT\" }\n"
@@ -347,7 +348,7 @@ static void test_shipped_rules(void)
 	struct rules *r;
 	const char *log;
 
-	CHECK(src);
+	REQUIRE(src);
 	if (asprintf(&dir, "%s/conf/muqssd.rules.d", src) < 0)
 		abort();
 	r = load(dir, &log);
@@ -488,6 +489,5 @@ int main(void)
 	test_lazy_fields();
 	test_regex_guard();
 	test_match_cost();
-	printf("ok\n");
-	return 0;
+	return CHECK_EXIT();
 }
