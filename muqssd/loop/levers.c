@@ -93,6 +93,16 @@ int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 	return r;
 }
 
+bool managed_pin_or_drop(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
+{
+	if (managed_pin(l, m, cpu, now) != -EINVAL)
+		return true;
+	if (m->st.running)
+		l->resched[cpu] = true;
+	sched_dequeue(l->core, &m->st);
+	return false;
+}
+
 void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now)
 {
 	int r;

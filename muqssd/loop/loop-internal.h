@@ -15,7 +15,7 @@
  * not beat the head's, on a CPU where hogs contend, at BOOST_NEXT: when
  * the head blocks, they run next, before the hogs, as MuQSS would pick
  * them, without a tick to see it. Armed sleepers of one CPU are ranked
- * by key within each range (arm_prio()). All are below
+ * by key within each range (sleeper.c). All are below
  * ENFORCE_DAEMON_PRIO. */
 #define BOOST_NEXT ENFORCE_BOOST_PRIO_MIN
 #define BOOST_NEXT_TOP (BOOST_NEXT + WAKE_BOOST_MAX - 1)
@@ -28,21 +28,19 @@
 #define TICK_BUSY_MAX_NS (10ULL * 1000 * 1000) /* while the core has work */
 #define TICK_ARMED_MIN_NS (4ULL * 1000 * 1000) /* see armed_bound_ns() */
 #define TICK_GATE_NS (10ULL * 1000 * 1000)	/* while an IDLEPRIO task is stopped */
-/* Every wake-up of ours costs the machine a context switch (~80 us on a
- * nested VM): with nothing for the core, look rarely. */
+/* Every wake-up of ours costs the machine a context switch: with
+ * nothing for the core, look rarely. */
 #define TICK_HOGS_NS (30ULL * 1000 * 1000)	/* while only the fair class has */
 #define TICK_IDLE_NS (50ULL * 1000 * 1000)	/* while nothing runs */
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
 /* A busy tick reads what the loop acts on (tracked_task.hot); the rest,
  * whose facts only decide when it is queued, hog or IDLEPRIO gating,
- * no more often than this: under a compile the tick ran 300 times a
- * second and read every thread each time. Half of TICK_HOGS_NS, so the
- * calm tick still reads them all. */
+ * no more often than this. Half of TICK_HOGS_NS, so the calm tick still
+ * reads them all. */
 #define TICK_COLD_NS (15ULL * 1000 * 1000)
 /* A task a hog for HOG_SETTLED_NS, left to the kernel, is read no more
  * often than this: a read only charges it and tells whether it still
- * contends, and under a compile the compilers were read every 15 ms
- * for that. Its sleep, or its owner's renice, is seen that much later.
+ * contends. Its sleep, or its owner's renice, is seen that much later.
  * Under TICK_HOGS_NS * 2, so the calm tick reads it every other time. */
 #define TICK_HOG_READ_NS (45ULL * 1000 * 1000)
 /* How long ago a task must have run to be worth a wake-up boost. Well
@@ -56,35 +54,29 @@ _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_PRIO_MAX,
 	       "every armed rank is a boost priority");
 /* How long a task must have been a hog before it makes contention that
- * the loop acts on. Threads that hand work to each other (hackbench)
- * sometimes run a slice without blocking, and are hogs for a moment:
- * queueing and boosting everything around them for that moment is what
- * made hackbench 1.5 times slower. A CPU-bound task is a hog for good. */
+ * the loop acts on. Threads that hand work to each other (hackbench) are
+ * hogs for a moment now and then, and queueing and boosting everything
+ * around them for that moment costs more than it gains. */
 #define HOG_SETTLED_NS (50ULL * 1000 * 1000)
 /* A hog that has blocked at most this often in its life (the kernel
  * counts from its fork; an exec's migration is one) is CPU-bound from
  * birth, and settled at once: the wait above is for threads that hand
- * work to each other, which block thousands of times a second. Without
- * it the 60 Hz frame task beside 8 hogs started with it ran its first
- * 100 ms as on the stock kernel, and missed 2-6 frames each round. */
+ * work to each other, which block thousands of times a second. */
 #define HOG_BORN_NVCSW 4
 /* ... and such a task is a hog once it has run this long. */
 #define HOG_BORN_CPU_NS (2ULL * 1000 * 1000)
 /* Until then it is read at every tick, and one still runnable this long
- * after we met it brings the tick to TICK_ACTIVE_NS: a configure
- * script's short processes are gone sooner, while eight hogs started
- * beside the frame task were first read 15 ms after their exec, at calm
- * ticks 10 ms apart, and counted as hogs only after its first frame was
- * due. Not past HOG_SETTLED_NS: one that waits that long for a CPU
- * waits in a crowd, not beside a few hogs. */
+ * after we met it brings the tick to TICK_ACTIVE_NS, so hogs started
+ * beside a frame task are found before its first frame is due (a
+ * configure script's short processes are gone sooner). Not past
+ * HOG_SETTLED_NS: one that waits that long for a CPU waits in a crowd. */
 #define HOG_BORN_WATCH_NS TICK_ACTIVE_NS
 /* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
  * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
  * shells, a thread pool). The kernel orders so many equals as well as
  * the core would, and a pin and a boost for each would cost more than
- * any of them gains (hackbench: 1.5 times slower, 30% of a CPU for us).
- * Normal work is then left to the kernel; ISO is how a task keeps its
- * edge in one. The tick slows to TICK_SWARM_NS meanwhile. */
+ * any of them gains: normal work is left to the kernel (ISO keeps its
+ * edge), and the tick slows to TICK_SWARM_NS. */
 #define SWARM_PER_CPU 16
 #define SWARM_WINDOW_NS (50ULL * 1000 * 1000)
 #define TICK_SWARM_NS (200ULL * 1000 * 1000)
@@ -147,9 +139,8 @@ struct loop {
 	uint64_t last_tick_ns;
 	/* How soon after the last tick new work brings the next one: doubled
 	 * by each calm tick (nothing for the core to order), up to
-	 * TICK_BUSY_MAX_NS (a configure script's stream of short processes
-	 * pulled 490 ticks a second, not 33); back to TICK_ACTIVE_NS once
-	 * the loop is idle or busy. */
+	 * TICK_BUSY_MAX_NS, so a stream of short processes does not pull a
+	 * tick each; back to TICK_ACTIVE_NS once the loop is idle or busy. */
 	uint64_t pull_ns;
 	uint64_t iso_carry_ns;
 	int nr_cpus;
@@ -159,7 +150,7 @@ struct loop {
 	unsigned float_hogs;	/* runnable hogs allowed on several CPUs */
 	/* The same two for settled hogs only (HOG_SETTLED_NS): counted
 	 * this tick, and as the last tick left them, which is what the loop
-	 * acts on (contended_for). */
+	 * acts on (contention.c). */
 	unsigned *settled_pinned, *contend_pinned;
 	unsigned settled_float, contend_float;
 	uint64_t next_settle_ns;	/* this tick: when the next hog settles, or 0 */
@@ -178,10 +169,53 @@ struct loop {
 	bool gated;		/* an IDLEPRIO task was stopped at the last tick */
 };
 
-/* tick.c */
+/* account.c: each active task's reading taken in, at each tick. */
+void account_tasks(struct loop *l);
 /* Queues a runnable task in the core between ticks (no system call):
  * the next tick pins and boosts it. Returns whether it was queued. */
 bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now);
+
+/* hog.c: hog classification. */
+/* Classifies m after its charge (expired: a slice of it ran out). */
+void hog_classify(struct loop *l, struct managed_task *m, bool expired, bool runnable,
+		  uint64_t now);
+/* Its owner reniced it: a hog's kernel nice follows. */
+void hog_renice(struct loop *l, struct managed_task *m, uint64_t now);
+/* Normal work that may turn out a hog from birth: the loop watches it. */
+bool hog_born_candidate(const struct managed_task *m);
+/* A hog that contends: one for HOG_SETTLED_NS, or CPU-bound from birth. */
+bool hog_settled(const struct managed_task *m, uint64_t now);
+/* Our EEVDF slice request for settled hogs, the kernel's for the rest. */
+void hog_ask_slice(struct loop *l, struct managed_task *m, bool settled);
+
+/* contention.c: where settled hogs contend, as the last tick counted. */
+/* Counts runnable hog m for this tick. */
+void contention_count(struct loop *l, struct managed_task *m, bool settled);
+/* A settled hog other than m may hold cpu. */
+bool contention_on(const struct loop *l, const struct managed_task *m, int cpu);
+/* Whether the core should queue m when it runs. */
+bool contention_worth_queueing(const struct loop *l, const struct managed_task *m);
+/* Settled hogs this tick where the last tick counted none. */
+bool contention_starts(const struct loop *l);
+/* Swarm or not, from this tick's recent sleepers (SWARM_PER_CPU). */
+void contention_swarm(struct loop *l);
+
+/* sleeper.c: sleepers armed with a wake-up boost. */
+/* foreach_active callback: marks how often to read each task, and
+ * collects the sleepers worth a wake-up boost; unboosts the rest. */
+void sleeper_collect(struct tracked_task *tt, void *userdata);
+/* Pins and boosts the collected sleepers, a bounded number per CPU. */
+void sleeper_arm(struct loop *l);
+
+/* idleprio_gate.c: stops or resumes each IDLEPRIO process; sets l->gated. */
+void idleprio_gate(struct loop *l);
+
+/* cadence.c: when the next tick comes. */
+/* How many sleepers this tick's sweep reads. */
+unsigned cadence_sweep_budget(const struct loop *l);
+/* Sets and returns l->tick_ns (and l->pull_ns) after a tick. */
+uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
+		      uint64_t queued_slice_ns);
 
 /* levers.c: the levers for one task, with their failures logged once. */
 void managed_boost(struct loop *l, struct managed_task *m, int prio);
@@ -189,6 +223,9 @@ void managed_unboost(struct loop *l, struct managed_task *m);
 /* 0 (also when too young to pin: PIN_SETTLE_NS), or -errno; -EINVAL
  * when its owner no longer allows cpu, and m->st.allowed is refreshed. */
 int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now);
+/* Pins m to cpu, or, when its owner no longer allows cpu, takes it off
+ * the core (false): the next tick queues it anew on its owner's mask. */
+bool managed_pin_or_drop(struct loop *l, struct managed_task *m, int cpu, uint64_t now);
 /* m->st.allowed from what its owner allows. */
 void managed_read_allowed(struct loop *l, struct managed_task *m);
 void managed_unpin(struct loop *l, struct managed_task *m, uint64_t now);
@@ -218,4 +255,19 @@ static inline const struct enforce_target *target_of(struct managed_task *m)
 static inline struct managed_task *managed_of(const struct sched_task *st)
 {
 	return st ? (struct managed_task *)st->data : NULL;
+}
+
+/* The logical CPU a task is on as far as the loop knows: where the core
+ * runs or queues it, or last did. The tracker's last CPU is as old as the
+ * task's exec: the tick reads no stat, which waits on a task mid-exec. */
+static inline int task_cpu(const struct loop *l, const struct managed_task *m)
+{
+	int cpu = m->st.running || m->st.queued ? m->st.cpu : m->st.last_cpu;
+
+	return cpu >= 0 && cpu < l->nr_cpus ? cpu : 0;
+}
+
+static inline uint64_t slice_left(const struct sched_task *st)
+{
+	return st->dl.slice_ns > 0 ? (uint64_t)st->dl.slice_ns : 0;
 }

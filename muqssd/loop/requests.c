@@ -187,6 +187,17 @@ static void reslice(struct tracked_task *tt, void *userdata)
 		m->slice_set = false;
 }
 
+void loop_config_from_tunables(const struct config_tunables *t, struct sched_config *c)
+{
+	sched_config_defaults(c);
+	c->rr_interval_ms = t->rr_interval_ms;
+	c->interactive = t->interactive;
+	c->iso_cpu = t->iso_cpu;
+	c->yield_type = (int)t->yield_type;
+	c->iso_mode = t->iso_reading == ISO_READING_PER_CPU ? ISO_MODE_PER_CPU : ISO_MODE_MACHINE;
+	c->tick_ns = TICK_ACTIVE_NS;
+}
+
 int loop_set_tunables(struct loop *l, const struct config_tunables *t)
 {
 	struct sched_config cfg;
