@@ -14,7 +14,7 @@
 #include "log.h"
 #include "proc.h"
 
-static bool peer_in_group(int fd, gid_t gid)
+bool peer_in_group(int fd, gid_t gid)
 {
 	gid_t groups[256];
 	socklen_t len = sizeof(groups);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "control.h"
+#include "hidepid.h"
 #include "wire.h"
 
 /* The most one client's requests and lists take of one loop iteration. */
@@ -70,6 +71,7 @@ struct control_server {
 	sd_event_source *listen_source;
 	gid_t admin_gid; /* (gid_t)-1: none */
 	gid_t socket_gid; /* (gid_t)-1: none configured */
+	struct hidepid hidepid; /* of the daemon's /proc */
 	struct control_client *clients;
 	unsigned n_clients;
 	struct control_budget budget;
@@ -103,6 +105,8 @@ void admit_refuse(int fd, const char *why);
 
 /* auth.c */
 void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid);
+/* Is gid among the peer's supplementary groups (SO_PEERGROUPS)? */
+bool peer_in_group(int fd, gid_t gid);
 
 /* budget.c */
 /* When c's turn, starting at now, must end (CLOCK_MONOTONIC ns), or 0 when

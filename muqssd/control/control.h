@@ -21,6 +21,10 @@ struct control_ops {
 	 * the task is gone). */
 	int (*task_ids)(void *userdata, pid_t **ret, size_t *n);
 	int (*task_json)(void *userdata, pid_t tid, cJSON **ret);
+	/* tid's real and effective uid, by which a list under /proc's
+	 * hidepid= leaves out others' tasks; -ESRCH once it is gone. NULL:
+	 * such a list shows only root and the admin group any task. */
+	int (*task_owner)(void *userdata, pid_t tid, uid_t *uid, uid_t *euid);
 	/* The queue of CPU cpu (of every CPU when -1) into array; -EINVAL
 	 * past the last CPU. */
 	int (*dump_queues)(void *userdata, int cpu, cJSON *array);
@@ -74,6 +78,10 @@ int control_server_new(struct control_server **ret, sd_event *event,
 		       const struct control_options *opts, const struct control_ops *ops,
 		       void *userdata);
 struct control_server *control_server_free(struct control_server *s);
+/* Reads how /proc is mounted for the daemon (hidepid=, gid=), which
+ * TASKS and QUEUES follow: at start, and again at each reload. 0 or
+ * -ENOMEM (logged; the mode read before stays). */
+int control_server_read_proc_mount(struct control_server *s);
 /* Serves an already connected socket as a client (tests, socketpair). */
 int control_server_add_fd(struct control_server *s, int fd);
 unsigned control_server_clients(const struct control_server *s);

@@ -187,6 +187,25 @@ unsigned control_server_clients(const struct control_server *s)
 	return s->n_clients;
 }
 
+int control_server_read_proc_mount(struct control_server *s)
+{
+	struct hidepid h;
+	int r = hidepid_read(&h);
+
+	if (r < 0)
+		return log_error_errno(r, "cannot read how /proc is mounted: %m");
+	if (h.mode != s->hidepid.mode || h.gid != s->hidepid.gid) {
+		if (h.mode == HIDEPID_MODE_OFF)
+			log_info("/proc hides no process: tasks and queues show every task to anyone");
+		else
+			log_info("/proc is mounted hidepid=%d, gid=%u: tasks and queues show a caller "
+				 "only their own tasks, unless root or of the admin group%s", (int)h.mode,
+				 (unsigned)h.gid, h.mode == HIDEPID_MODE_PTRACEABLE ? "" : " or gid=");
+	}
+	s->hidepid = h;
+	return 0;
+}
+
 int control_server_new(struct control_server **ret, sd_event *event,
 		       const struct control_options *opts, const struct control_ops *ops,
 		       void *userdata)
@@ -231,6 +250,9 @@ int control_server_new(struct control_server **ret, sd_event *event,
 		if (g)
 			s->socket_gid = g->gr_gid;
 	}
+	r = control_server_read_proc_mount(s);
+	if (r < 0)
+		goto fail;
 	if (opts->no_listen) {
 		*ret = s;
 		return 0;

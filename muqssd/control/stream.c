@@ -7,10 +7,12 @@
  * slow reader thus costs its output (STREAM_HIGH plus one frame) and the
  * tid snapshot (4 bytes a task), and a fast one a bounded slice of each
  * loop iteration. TASKS lists the tasks tracked when the request came that
- * still exist when their turn comes; QUEUES goes a CPU at a time. */
+ * still exist when their turn comes; QUEUES goes a CPU at a time. Under
+ * /proc's hidepid=, either leaves out what /proc hides from the caller. */
 #include "control-internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,7 @@ struct list_stream {
 	pid_t *tids; /* TASKS */
 	size_t n, next;
 	int cpu, cpu_last; /* QUEUES: next CPU, last CPU (-1: until -EINVAL) */
+	bool own_only;	   /* /proc hides others' processes from the caller */
 	unsigned count;
 };
 
@@ -96,13 +99,44 @@ static void hide_exe(const struct control_client *c, cJSON *task)
 	(void)cJSON_AddNullToObject(task, "exe");
 }
 
+/* What /proc would show the caller: under hidepid=, only the tasks whose
+ * real and effective uid are theirs. */
+static bool shown(const struct control_client *c, pid_t tid)
+{
+	const struct control_server *s = c->server;
+	uid_t uid, euid;
+
+	if (!c->stream->own_only)
+		return true;
+	return s->ops.task_owner && s->ops.task_owner(s->userdata, tid, &uid, &euid) == 0 &&
+	       hidepid_owner_sees(c->uid, uid, euid);
+}
+
+/* A gone task is left out too: its owner cannot be told. */
+static void drop_hidden(const struct control_client *c, cJSON *cpu)
+{
+	cJSON *queue = cJSON_GetObjectItem(cpu, "queue"), *e, *next;
+
+	for (e = cJSON_IsArray(queue) ? queue->child : NULL; e; e = next) {
+		double tid = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "tid"));
+
+		next = e->next;
+		if (!(tid >= 1 && tid <= INT_MAX) || !shown(c, (pid_t)tid))
+			cJSON_Delete(cJSON_DetachItemViaPointer(queue, e));
+	}
+}
+
 static int step_task(struct control_client *c)
 {
 	struct control_server *s = c->server;
 	struct list_stream *l = c->stream;
+	pid_t tid = l->tids[l->next++];
 	cJSON *o = NULL;
-	int r = s->ops.task_json(s->userdata, l->tids[l->next++], &o);
+	int r;
 
+	if (!shown(c, tid))
+		return 0;
+	r = s->ops.task_json(s->userdata, tid, &o);
 	if (r == -ESRCH)
 		return 0; /* gone since the request */
 	if (r < 0)
@@ -126,8 +160,11 @@ static int step_cpu(struct control_client *c)
 	if (l->cpu_last < 0 && (r == -EINVAL || (r == 0 && !array->child)))
 		r = 1; /* past the last CPU: done */
 	l->cpu++;
-	for (item = array->child; r == 0 && item; item = item->next)
+	for (item = array->child; r == 0 && item; item = item->next) {
+		if (l->own_only)
+			drop_hidden(c, item);
 		r = emit(c, item, "queue");
+	}
 	cJSON_Delete(array);
 	return r;
 }
@@ -192,6 +229,8 @@ int stream_start(struct control_client *c, uint16_t type, int cpu)
 	if (!l)
 		return -ENOMEM;
 	l->type = type;
+	l->own_only = !c->admin && hidepid_hides(&s->hidepid, c->gid == s->hidepid.gid ||
+							    peer_in_group(c->fd, s->hidepid.gid));
 	if (type == MUQSS_MSG_TASKS) {
 		r = s->ops.task_ids(s->userdata, &l->tids, &l->n);
 		if (r < 0) {

@@ -9,6 +9,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "config_file.h"
+#include "control.h"
 #include "log.h"
 #include "loop.h"
 #include "time_util.h"
@@ -35,6 +36,8 @@ int daemon_reload(struct daemon *d)
 
 	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
 			 (unsigned long long)now_usec(CLOCK_MONOTONIC));
+	if (d->control)
+		(void)control_server_read_proc_mount(d->control);
 	config_init_defaults(&next);
 	r = config_load(&next, d->config_path, d->config_missing_ok);
 	if (r < 0) {

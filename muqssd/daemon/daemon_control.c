@@ -45,6 +45,18 @@ static int ctl_task_json(void *userdata, pid_t tid, cJSON **ret)
 	return 0;
 }
 
+static int ctl_task_owner(void *userdata, pid_t tid, uid_t *uid, uid_t *euid)
+{
+	struct daemon *d = userdata;
+	struct tracked_task *tt = d->tracker ? tracker_lookup(d->tracker, tid) : NULL;
+
+	if (!tt)
+		return -ESRCH;
+	*uid = tt->uid;
+	*euid = tt->euid;
+	return 0;
+}
+
 static int ctl_dump_queues(void *userdata, int cpu, cJSON *array)
 {
 	return daemon_dump_queues(userdata, cpu, array);
@@ -131,6 +143,7 @@ static const struct control_ops ops = {
 	.status = ctl_status,
 	.task_ids = ctl_task_ids,
 	.task_json = ctl_task_json,
+	.task_owner = ctl_task_owner,
 	.dump_queues = ctl_dump_queues,
 	.adopt = ctl_adopt,
 	.set_class = ctl_set_class,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Drives muqssctl against a real muqssd on a temporary socket, scoped to a
 # process tree this script starts.    control-integration.sh CASE
-#   root | nobody | no-daemon | flood | run-iso | queues
+#   root | nobody | no-daemon | flood | run-iso | queues | hidepid
 set -euo pipefail
 
 CASE=$1
@@ -82,8 +82,9 @@ start_scope() {
 	NOBODY_PID=$(cat "$T/nobody.pid")
 }
 
+# start_daemon [WRAPPER...]: muqssd, run through WRAPPER when given.
 start_daemon() {
-	timeout 120 "$MUQSSD" --socket "$SOCK" --state-dir "$T/state" --scope-pid "$SCOPE" \
+	timeout 120 "$@" "$MUQSSD" --socket "$SOCK" --state-dir "$T/state" --scope-pid "$SCOPE" \
 		--config "$T/muqssd.conf" >"$T/daemon.log" 2>&1 &
 	DAEMON=$!
 	for _ in $(seq 100); do
@@ -107,6 +108,28 @@ need_set_class() {
 
 json_check() { # python expression over `d`, then the JSON on stdin
 	python3 -c "import json,sys; d=json.load(sys.stdin); sys.exit(0 if ($1) else 1)"
+}
+
+# proc_options PID: the super options of the proc mount at /proc that PID sees.
+proc_options() {
+	awk '$5 == "/proc" { o = $NF } END { print o }' "/proc/$1/mountinfo"
+}
+
+kernel_at_least() { # MAJOR MINOR
+	local maj min
+	IFS=. read -r maj min _ <<<"$(uname -r)"
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
+# remount_daemon_proc OPTIONS: remounts the daemon's own /proc, never ours.
+remount_daemon_proc() {
+	[ "$(readlink "/proc/$MPID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
+		fail "muqssd ($MPID) shares our mount namespace: not remounting /proc"
+	nsenter --target "$MPID" --mount mount -o "remount,$1" /proc ||
+		fail "cannot remount the daemon's /proc with $1"
+	[ "$(proc_options self)" = "$HOST_OPTS" ] || fail "the host's /proc changed: $(proc_options self)"
+	ctl_expect 0 "" ctl reload
 }
 
 : >"$T/muqssd.conf"
@@ -224,6 +247,63 @@ queues)
 	[ -n "$ok" ] || fail "queues --json never matched the test's tasks: $(cat "$T/q.json")"
 	ctl queues --cpu 0 --json | json_check 'all(c["cpu"] == 0 for c in d["cpus"])' ||
 		fail "queues --cpu 0"
+	;;
+hidepid)
+	# Before 5.8 the proc mounts of a pid namespace share one superblock:
+	# mounting one with hidepid= would change the host's /proc as well.
+	kernel_at_least 5 8 || skip "a procfs instance with options of its own needs Linux 5.8"
+	HOST_OPTS=$(proc_options self)
+	NOBODY_UID=$(id -u nobody)
+	start_scope
+	# muqssd sees a /proc of its own, mounted hidepid=invisible.
+	start_daemon unshare --mount --propagation private \
+		sh -c 'mount -t proc -o hidepid=invisible proc /proc && exec "$@"' sh
+	MPID=$(pgrep -P "$DAEMON")
+	[ "$(readlink "/proc/$MPID/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ] ||
+		fail "muqssd ($MPID) shares our mount namespace"
+	case $(proc_options "$MPID") in
+	*hidepid=invisible*) ;;
+	*) fail "the daemon's /proc is mounted $(proc_options "$MPID")" ;;
+	esac
+	[ "$(proc_options self)" = "$HOST_OPTS" ] || fail "the host's /proc changed: $(proc_options self)"
+	echo "bash -c 'while [ \$SECONDS -lt 60 ]; do :; done' & echo \$! > \"$T/rloop.pid\"; setpriv --reuid=nobody --regid=nogroup --clear-groups bash -c 'while [ \$SECONDS -lt 60 ]; do :; done' & echo \$! > \"$T/nloop.pid\"" >"$T/go"
+	for _ in $(seq 50); do [ -s "$T/nloop.pid" ] && break; sleep 0.1; done
+	RLOOP=$(cat "$T/rloop.pid")
+	NLOOP=$(cat "$T/nloop.pid")
+	# nobody's view never holds a task of root's; it holds nobody's own,
+	# and root's view holds both, once the tracker and queues have them.
+	ok=
+	for _ in $(seq 100); do
+		as_nobody "$CTL" --socket "$SOCK" tasks --json >"$T/nt.json" || fail "nobody: tasks"
+		as_nobody "$CTL" --socket "$SOCK" queues --json >"$T/nq.json" || fail "nobody: queues"
+		json_check "all(t['uid'] == $NOBODY_UID and t['tid'] in ($NOBODY_PID, $NLOOP) for t in d['tasks'])" <"$T/nt.json" ||
+			fail "nobody sees others' tasks under hidepid=invisible: $(cat "$T/nt.json")"
+		json_check "all(e['tid'] in ($NOBODY_PID, $NLOOP) for c in d['cpus'] for e in c['queue'])" <"$T/nq.json" ||
+			fail "nobody sees others' queued tasks under hidepid=invisible: $(cat "$T/nq.json")"
+		ctl tasks --json >"$T/rt.json"
+		ctl queues --json >"$T/rq.json"
+		if json_check "{$NOBODY_PID, $NLOOP} <= {t['tid'] for t in d['tasks']}" <"$T/nt.json" &&
+			json_check "$NLOOP in [e['tid'] for c in d['cpus'] for e in c['queue']]" <"$T/nq.json" &&
+			json_check "{$ROOT_PID, $RLOOP, $NOBODY_PID} <= {t['tid'] for t in d['tasks']}" <"$T/rt.json" &&
+			json_check "$RLOOP in [e['tid'] for c in d['cpus'] for e in c['queue']]" <"$T/rq.json"; then
+			ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	[ -n "$ok" ] || fail "nobody's own or root's tasks never showed: nobody $(cat "$T/nt.json") $(cat "$T/nq.json"); root $(cat "$T/rt.json") $(cat "$T/rq.json")"
+	# Read again at reload: a member of the mount's gid= sees everything,
+	# and so does anyone with hidepid=off.
+	remount_daemon_proc "hidepid=invisible,gid=$(getent group nogroup | cut -d: -f3)"
+	as_nobody "$CTL" --socket "$SOCK" tasks --json | json_check "$ROOT_PID in [t['tid'] for t in d['tasks']]" ||
+		fail "nobody, in the mount's gid=, does not see root's task"
+	remount_daemon_proc "hidepid=invisible,gid=0"
+	as_nobody "$CTL" --socket "$SOCK" tasks --json | json_check "$ROOT_PID not in [t['tid'] for t in d['tasks']]" ||
+		fail "nobody sees root's task again after gid=0"
+	remount_daemon_proc "hidepid=off"
+	as_nobody "$CTL" --socket "$SOCK" tasks --json |
+		json_check "any(t['tid'] == $ROOT_PID and t['uid'] == 0 and t['comm'] == 'sleep' for t in d['tasks'])" ||
+		fail "nobody does not see root's task with hidepid=off"
 	;;
 *)
 	echo "unknown case $CASE" >&2
