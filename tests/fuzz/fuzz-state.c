@@ -4,14 +4,9 @@
  * decodes to the same record, or a restore after a restore would differ. */
 #include <string.h>
 
+#include "check.h"
 #include "fuzz.h"
 #include "state_record.h"
-
-#define fuzz_assert(x) \
-	do { \
-		if (!(x)) \
-			abort(); \
-	} while (0)
 
 static bool same_record(const struct state_record *a, const struct state_record *b)
 {
@@ -46,18 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (state_record_decode(text, &a) == 0) {
 		/* What decodes is what muqssd itself would write. */
-		fuzz_assert(a.tid > 1 && a.tgid > 1);
-		fuzz_assert(a.policy == SCHED_OTHER || a.policy == SCHED_BATCH ||
-			    a.policy == SCHED_IDLE);
-		fuzz_assert(a.priority == 0 && a.nice >= -20 && a.nice <= 19);
-		fuzz_assert(state_record_encode(&a, buf, sizeof(buf)) > 0);
-		fuzz_assert(state_record_decode(buf, &b) == 0);
-		fuzz_assert(same_record(&a, &b));
+		REQUIRE(a.tid > 1 && a.tgid > 1);
+		REQUIRE(a.policy == SCHED_OTHER || a.policy == SCHED_BATCH ||
+			a.policy == SCHED_IDLE);
+		REQUIRE(a.priority == 0 && a.nice >= -20 && a.nice <= 19);
+		REQUIRE(state_record_encode(&a, buf, sizeof(buf)) > 0);
+		REQUIRE(state_record_decode(buf, &b) == 0);
+		REQUIRE(same_record(&a, &b));
 	}
 	if (cpulist_parse(text, &s) == 0) {
-		fuzz_assert(CPU_COUNT(&s) > 0);
-		fuzz_assert(cpulist_format(&s, buf, sizeof(buf)) > 0);
-		fuzz_assert(cpulist_parse(buf, &t) == 0 && CPU_EQUAL(&s, &t));
+		REQUIRE(CPU_COUNT(&s) > 0);
+		REQUIRE(cpulist_format(&s, buf, sizeof(buf)) > 0);
+		REQUIRE(cpulist_parse(buf, &t) == 0 && CPU_EQUAL(&s, &t));
 	}
 	free(text);
 	return 0;

@@ -3,7 +3,7 @@
  * returns CHECK_EXIT(), non-zero if any failed. REQUIRE is for what the
  * rest cannot go on without (a NULL, a failed fork): it exits at once,
  * through exit(), so the tests' atexit cleanups still run. None of them is
- * ever compiled out, unlike assert(). */
+ * ever compiled out, unlike the assert macro. */
 #pragma once
 
 #include <stdnoreturn.h>

@@ -1,14 +1,15 @@
 /* group_clock against real processes: a sleeping child's clock stands
  * still, a spinning one's moves by what it spent, a reaped one is gone. */
-#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "group_clock.h"
 
 static uint64_t mono_ns(void)
@@ -28,9 +29,11 @@ static pid_t start_child(int ready_fd)
 {
 	pid_t pid = fork();
 
-	assert(pid >= 0);
+	REQUIRE(pid >= 0);
 	if (pid)
 		return pid;
+	/* Gone with the test, even when a REQUIRE ends it early. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGUSR1, on_usr1);
 	(void)!write(ready_fd, "r", 1);
 	while (!go)
@@ -49,28 +52,28 @@ int main(void)
 	char ch;
 	pid_t pid;
 
-	assert(pipe(fds) == 0);
+	REQUIRE(pipe(fds) == 0);
 	pid = start_child(fds[1]);
-	assert(read(fds[0], &ch, 1) == 1 && ch == 'r');
+	REQUIRE(read(fds[0], &ch, 1) == 1 && ch == 'r');
 	usleep(20000);
 
-	assert(group_clock_cpu_ns(pid, &a) == 0);
+	CHECK(group_clock_cpu_ns(pid, &a) == 0);
 	usleep(50000);
-	assert(group_clock_cpu_ns(pid, &b) == 0);
-	assert(a == b); /* asleep: not a nanosecond */
+	CHECK(group_clock_cpu_ns(pid, &b) == 0);
+	CHECK(a == b); /* asleep: not a nanosecond */
 
 	kill(pid, SIGUSR1);
-	assert(read(fds[0], &ch, 1) == 1 && ch == 'd');
-	assert(group_clock_cpu_ns(pid, &c) == 0);
+	REQUIRE(read(fds[0], &ch, 1) == 1 && ch == 'd');
+	CHECK(group_clock_cpu_ns(pid, &c) == 0);
 	/* 50 ms of wall time spinning; on a busy machine it may get less
 	 * of the CPU, but not nothing. */
-	assert(c > b + 5000000ULL);
+	CHECK(c > b + 5000000ULL);
 
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	assert(group_clock_cpu_ns(pid, &c) == -ESRCH);
+	CHECK(group_clock_cpu_ns(pid, &c) == -ESRCH);
 
-	assert(group_clock_cpu_ns(getpid(), &a) == 0 && a > 0);
-	printf("ok: sleeping child's clock still, spinning child +%.1f ms\n", (double)(c - b) / 1e6);
-	return 0;
+	CHECK(group_clock_cpu_ns(getpid(), &a) == 0 && a > 0);
+	printf("spinning child +%.1f ms\n", (double)(c - b) / 1e6);
+	return CHECK_EXIT();
 }

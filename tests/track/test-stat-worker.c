@@ -3,7 +3,6 @@
  * thread, and other reads still come back while it hangs; a full queue
  * refuses at once; a real stat file parses; freeing closes queued fds; a
  * command line comes back with its stat, NULs kept. */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "procfs.h"
 #include "stat_worker.h"
 
@@ -34,7 +34,7 @@ static uint64_t mono_ns(void)
 static void on_done(const struct stat_result *res, void *userdata)
 {
 	(void)userdata;
-	assert(nresults < MAX_RESULTS);
+	REQUIRE(nresults < MAX_RESULTS);
 	results[nresults++] = *res;
 }
 
@@ -52,7 +52,7 @@ static void run_until(sd_event *e, unsigned want, unsigned timeout_ms)
 	uint64_t end = mono_ns() + (uint64_t)timeout_ms * 1000000;
 
 	while (nresults < want && mono_ns() < end)
-		assert(sd_event_run(e, 10 * 1000) >= 0);
+		REQUIRE(sd_event_run(e, 10 * 1000) >= 0);
 }
 
 /* A pipe's read end; with text, written and the write end closed, so
@@ -61,9 +61,9 @@ static int pipe_with(const char *text, int *wfd)
 {
 	int p[2];
 
-	assert(pipe2(p, O_CLOEXEC) == 0);
+	REQUIRE(pipe2(p, O_CLOEXEC) == 0);
 	if (text) {
-		assert(write(p[1], text, strlen(text)) == (ssize_t)strlen(text));
+		REQUIRE(write(p[1], text, strlen(text)) == (ssize_t)strlen(text));
 		close(p[1]);
 	} else
 		*wfd = p[1];
@@ -76,42 +76,46 @@ static const char STAT_LINE[] =
 
 static void test_hang_does_not_block(sd_event *e)
 {
+	const struct stat_result *r2, *r3;
 	int hang_w, fd, fds[3];
 	struct stat_worker *w;
 	uint64_t t0, took;
 
 	nresults = 0;
-	assert(stat_worker_new(&w, e, 0, 2, 0, on_done, NULL) == 0);
+	REQUIRE(stat_worker_new(&w, e, 0, 2, 0, on_done, NULL) == 0);
 	/* Cookie 1 hangs; 2 and 3 read at once. */
 	fds[0] = pipe_with(NULL, &hang_w);
 	fds[1] = pipe_with(STAT_LINE, NULL);
 	fds[2] = pipe_with("garbage", NULL);
-	assert(stat_worker_submit(w, fds[0], 4242, 1) == 0);
+	CHECK(stat_worker_submit(w, fds[0], 4242, 1) == 0);
 	/* A worker is in the hanging read by now. */
 	usleep(20 * 1000);
 	t0 = mono_ns();
-	assert(stat_worker_submit(w, fds[1], 4242, 2) == 0);
-	assert(stat_worker_submit(w, fds[2], 4243, 3) == 0);
+	CHECK(stat_worker_submit(w, fds[1], 4242, 2) == 0);
+	CHECK(stat_worker_submit(w, fds[2], 4243, 3) == 0);
 	took = mono_ns() - t0;
 	/* The hang never ends by itself: any bound shows the submits did
 	 * not wait on it; a loose one keeps a busy machine from failing it. */
-	assert(took < SLACK_NS);
+	CHECK(took < SLACK_NS);
 	run_until(e, 2, 10000);
-	assert(nresults == 2);
-	assert(!result_of(1));
-	assert(result_of(2)->r == 0 && result_of(2)->tid == 4242);
-	assert(strcmp(result_of(2)->st.comm, "fake worker") == 0);
-	assert(result_of(2)->st.start_time == 987654 && result_of(2)->st.state == 'S');
-	assert(result_of(3)->r == -EINVAL && result_of(3)->tid == 4243);
+	CHECK(nresults == 2);
+	CHECK(!result_of(1));
+	r2 = result_of(2);
+	r3 = result_of(3);
+	REQUIRE(r2 && r3);
+	CHECK(r2->r == 0 && r2->tid == 4242);
+	CHECK(strcmp(r2->st.comm, "fake worker") == 0);
+	CHECK(r2->st.start_time == 987654 && r2->st.state == 'S');
+	CHECK(r3->r == -EINVAL && r3->tid == 4243);
 	/* Still hanging: later reads keep flowing past it. */
 	fd = pipe_with(STAT_LINE, NULL);
-	assert(stat_worker_submit(w, fd, 7, 4) == 0);
+	CHECK(stat_worker_submit(w, fd, 7, 4) == 0);
 	run_until(e, 3, 10000);
-	assert(result_of(4) && result_of(4)->r == 0 && !result_of(1));
+	CHECK(result_of(4) && result_of(4)->r == 0 && !result_of(1));
 	/* The hung read ends (EOF reads as a task torn down). */
 	close(hang_w);
 	run_until(e, 4, 10000);
-	assert(result_of(1) && result_of(1)->r == -ESRCH);
+	CHECK(result_of(1) && result_of(1)->r == -ESRCH);
 	stat_worker_free(w);
 	fprintf(stderr, "hang: 2 submits behind it took %llu us; their reads flowed past it\n",
 		(unsigned long long)(took / 1000));
@@ -124,20 +128,20 @@ static void test_full_queue(sd_event *e)
 	uint64_t t0;
 
 	nresults = 0;
-	assert(stat_worker_new(&w, e, 0, 2, 0, on_done, NULL) == 0);
+	REQUIRE(stat_worker_new(&w, e, 0, 2, 0, on_done, NULL) == 0);
 	/* Both workers hang, the rest queue behind them. */
 	for (int i = 0; i < 2; i++)
-		assert(stat_worker_submit(w, pipe_with(NULL, &hang_w[i]), 1, 100 + i) == 0);
+		CHECK(stat_worker_submit(w, pipe_with(NULL, &hang_w[i]), 1, 100 + i) == 0);
 	for (int i = 2; i < STAT_WORKER_JOBS; i++) {
 		keep[i] = pipe_with(STAT_LINE, NULL);
-		assert(stat_worker_submit(w, keep[i], 1, 100 + i) == 0);
+		CHECK(stat_worker_submit(w, keep[i], 1, 100 + i) == 0);
 	}
 	extra = pipe_with(STAT_LINE, NULL);
 	t0 = mono_ns();
-	assert(stat_worker_submit(w, extra, 1, 999) == -EAGAIN);
-	assert(mono_ns() - t0 < SLACK_NS);
+	CHECK(stat_worker_submit(w, extra, 1, 999) == -EAGAIN);
+	CHECK(mono_ns() - t0 < SLACK_NS);
 	/* Refused: the fd is still ours. */
-	assert(fcntl(extra, F_GETFD) >= 0);
+	CHECK(fcntl(extra, F_GETFD) >= 0);
 	close(extra);
 	/* Freeing with reads queued closes their fds: unhang the workers
 	 * first, as a finished exec would. */
@@ -145,7 +149,7 @@ static void test_full_queue(sd_event *e)
 	close(hang_w[0]);
 	close(hang_w[1]);
 	stat_worker_free(w);
-	assert(fcntl(before, F_GETFD) < 0 && errno == EBADF);
+	CHECK(fcntl(before, F_GETFD) < 0 && errno == EBADF);
 }
 
 static void test_real_stat(sd_event *e)
@@ -155,14 +159,14 @@ static void test_real_stat(sd_event *e)
 	int fd;
 
 	nresults = 0;
-	assert(stat_worker_new(&w, e, 0, 1, 0, on_done, NULL) == 0);
+	REQUIRE(stat_worker_new(&w, e, 0, 1, 0, on_done, NULL) == 0);
 	fd = procfs_task_open(getpid(), tid, "stat");
-	assert(fd >= 0);
-	assert(stat_worker_submit(w, fd, tid, 5) == 0);
+	REQUIRE(fd >= 0);
+	CHECK(stat_worker_submit(w, fd, tid, 5) == 0);
 	run_until(e, 1, 10000);
-	assert(nresults == 1 && results[0].r == 0);
-	assert(results[0].st.pid == tid);
-	assert(strcmp(results[0].st.comm, "test-stat-worke") == 0);
+	CHECK(nresults == 1 && results[0].r == 0);
+	CHECK(results[0].st.pid == tid);
+	CHECK(strcmp(results[0].st.comm, "test-stat-worke") == 0);
 	stat_worker_free(w);
 }
 
@@ -177,8 +181,8 @@ static void on_done_cmdline(const struct stat_result *res, void *userdata)
 	seen_cmdline_set = res->cmdline != NULL;
 	seen_cmdline_len = 0;
 	if (res->cmdline) {
-		assert(res->cmdline_len < sizeof(seen_cmdline));
-		assert(res->cmdline[res->cmdline_len] == '\0');
+		REQUIRE(res->cmdline_len < sizeof(seen_cmdline));
+		CHECK(res->cmdline[res->cmdline_len] == '\0');
 		memcpy(seen_cmdline, res->cmdline, res->cmdline_len);
 		seen_cmdline_len = res->cmdline_len;
 	}
@@ -189,8 +193,8 @@ static int pipe_bytes(const char *bytes, size_t len)
 {
 	int p[2];
 
-	assert(pipe2(p, O_CLOEXEC) == 0);
-	assert(write(p[1], bytes, len) == (ssize_t)len);
+	REQUIRE(pipe2(p, O_CLOEXEC) == 0);
+	REQUIRE(write(p[1], bytes, len) == (ssize_t)len);
 	close(p[1]);
 	return p[0];
 }
@@ -203,22 +207,22 @@ static void test_cmdline(sd_event *e)
 	struct stat_worker *w;
 
 	nresults = 0;
-	assert(stat_worker_new(&w, e, 0, 1, 0, on_done_cmdline, NULL) == 0);
-	assert(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL),
+	REQUIRE(stat_worker_new(&w, e, 0, 1, 0, on_done_cmdline, NULL) == 0);
+	CHECK(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL),
 					  pipe_bytes(ARGV, sizeof(ARGV) - 1), 4242, 1) == 0);
 	run_until(e, 1, 10000);
-	assert(result_of(1) && result_of(1)->r == 0);
-	assert(seen_cmdline_set && seen_cmdline_len == sizeof(ARGV) - 1);
-	assert(memcmp(seen_cmdline, ARGV, sizeof(ARGV) - 1) == 0);
+	CHECK(result_of(1) && result_of(1)->r == 0);
+	CHECK(seen_cmdline_set && seen_cmdline_len == sizeof(ARGV) - 1);
+	CHECK(memcmp(seen_cmdline, ARGV, sizeof(ARGV) - 1) == 0);
 
-	assert(stat_worker_submit(w, pipe_with(STAT_LINE, NULL), 4242, 2) == 0);
+	CHECK(stat_worker_submit(w, pipe_with(STAT_LINE, NULL), 4242, 2) == 0);
 	run_until(e, 2, 10000);
-	assert(result_of(2) && result_of(2)->r == 0 && !seen_cmdline_set);
+	CHECK(result_of(2) && result_of(2)->r == 0 && !seen_cmdline_set);
 
-	assert(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL), pipe_bytes("", 0), 4242,
+	CHECK(stat_worker_submit_cmdline(w, pipe_with(STAT_LINE, NULL), pipe_bytes("", 0), 4242,
 					  3) == 0);
 	run_until(e, 3, 10000);
-	assert(result_of(3) && result_of(3)->r == 0 && !seen_cmdline_set);
+	CHECK(result_of(3) && result_of(3)->r == 0 && !seen_cmdline_set);
 	stat_worker_free(w);
 }
 
@@ -226,12 +230,11 @@ int main(void)
 {
 	sd_event *e;
 
-	assert(sd_event_new(&e) >= 0);
+	REQUIRE(sd_event_new(&e) >= 0);
 	test_hang_does_not_block(e);
 	test_full_queue(e);
 	test_real_stat(e);
 	test_cmdline(e);
 	sd_event_unref(e);
-	printf("ok\n");
-	return 0;
+	return CHECK_EXIT();
 }

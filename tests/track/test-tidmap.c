@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "check.h"
 #include "tidmap.h"
 
 #define N 20000
@@ -17,8 +18,7 @@ int main(void)
 	size_t count = 0;
 
 	tidmap_init(&m);
-	if (tidmap_get(&m, 5) || tidmap_remove(&m, 5))
-		return 1;
+	CHECK(!tidmap_get(&m, 5) && !tidmap_remove(&m, 5));
 	for (int round = 0; round < 400000; round++) {
 		pid_t key;
 
@@ -28,30 +28,30 @@ int main(void)
 			if (!shadow[key])
 				count++;
 			shadow[key] = (uintptr_t)round + 1;
-			if (tidmap_put(&m, key, (void *)shadow[key]) < 0)
-				return 1;
+			REQUIRE(tidmap_put(&m, key, (void *)shadow[key]) >= 0);
 		} else {
 			void *v = tidmap_remove(&m, key);
 
 			if ((uintptr_t)v != shadow[key]) {
-				fprintf(stderr, "remove %d: got %p want %lu\n", (int)key, v,
-					(unsigned long)shadow[key]);
-				return 1;
+				/* The first divergence is the news; the rest follows from it. */
+				CHECK_FAIL("remove %d: got %p want %lu", (int)key, v,
+					   (unsigned long)shadow[key]);
+				return CHECK_EXIT();
 			}
 			if (shadow[key])
 				count--;
 			shadow[key] = 0;
 		}
 		if (tidmap_count(&m) != count) {
-			fprintf(stderr, "count %zu want %zu\n", tidmap_count(&m), count);
-			return 1;
+			CHECK_FAIL("count %zu want %zu", tidmap_count(&m), count);
+			return CHECK_EXIT();
 		}
 	}
 	for (pid_t k = 1; k <= N; k++)
 		if ((uintptr_t)tidmap_get(&m, k) != shadow[k]) {
-			fprintf(stderr, "get %d mismatch\n", (int)k);
-			return 1;
+			CHECK_FAIL("get %d mismatch", (int)k);
+			return CHECK_EXIT();
 		}
 	tidmap_done(&m);
-	return 0;
+	return CHECK_EXIT();
 }
