@@ -3,11 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <systemd/sd-journal.h>
 
+#include "ratelimit.h"
 #include "text.h"
+#include "time_util.h"
 
 static enum log_level max_level = LOG_LEVEL_INFO;
 static const char *log_ident = "muqssd";
@@ -110,23 +111,13 @@ int log_full_errno(enum log_level level, int error, const char *fmt, ...)
 
 static int task_rate_ok(void)
 {
-	static unsigned long long window_start;
-	static unsigned count, suppressed;
-	struct timespec ts;
-	unsigned long long now;
+	static struct ratelimit rl = RATELIMIT_INIT(TASK_WINDOW_NS, TASK_BURST);
+	unsigned dropped;
+	bool ok = ratelimit_below(&rl, now_nsec(CLOCK_MONOTONIC), &dropped);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
-	if (now - window_start > TASK_WINDOW_NS) {
-		if (suppressed)
-			log_warning("%u per-task messages suppressed", suppressed);
-		window_start = now;
-		count = suppressed = 0;
-	}
-	if (count++ < TASK_BURST)
-		return 1;
-	suppressed++;
-	return 0;
+	if (dropped)
+		log_warning("%u per-task messages suppressed", dropped);
+	return ok;
 }
 
 void log_task(enum log_level level, pid_t tid, const char *comm,
