@@ -3,7 +3,9 @@
  * (GetConnectionCredentials), so the daemon's loop never waits on
  * dbus-daemon, a task it may itself be scheduling; nor on the thread
  * named, whose reads the daemon makes off the loop while the request
- * waits on a timer. */
+ * waits on a timer. Each uid has its own budget of requests
+ * (rtkit_budget.c), and each connection a few requests waiting for the
+ * bus (rtkit_senders.c), so one user's flood refuses nobody else. */
 #include "rtkit.h"
 
 #include <errno.h>
@@ -15,17 +17,26 @@
 #include <systemd/sd-bus.h>
 
 #include "log.h"
+#include "ratelimit.h"
 #include "read_wait.h"
+#include "rtkit-internal.h"
+#include "time_util.h"
 
-/* Requests waiting for the bus to say who sent them. rtkit-daemon refuses
- * past 25 actions per user in 20 s; a bound on the ones in flight is what
- * keeps a flood from growing our memory. */
-#define RTKIT_PENDING_MAX 64
+/* Requests in flight, all callers together: what keeps a flood from
+ * growing our memory (about 1 KiB each). It is 4 times dbus-daemon's
+ * default max_connections_per_user (256) and a connection may have
+ * RTKIT_SENDER_PENDING waiting for their credentials, so no user alone
+ * reaches it. PipeWire asks one at a time. */
+#define RTKIT_PENDING_MAX 1024
+#define RTKIT_SENDER_PENDING 4
+/* Lines about refusals that name no uid (the caller not known yet). */
+#define RTKIT_LOG_WINDOW_NSEC ((uint64_t)RTKIT_BURST_SEC * 1000000000ULL)
 
 struct rtkit_request {
 	struct rtkit_server *s;
 	sd_bus_message *m;
 	sd_bus_slot *slot;
+	bool asking; /* counted in s->senders until its credentials come */
 	bool realtime;
 	uint64_t process, thread;
 	int32_t value; /* priority or nice */
@@ -48,16 +59,28 @@ struct rtkit_server {
 	void *userdata;
 	struct rtkit_request *pending;
 	unsigned n_pending;
+	struct rtkit_senders *senders;
+	struct rtkit_budget *budget;
+	struct ratelimit busy_log, creds_log;
 	/* Served as properties, read in place by sd-bus. */
 	int64_t rttime_usec_max;
 	int32_t max_realtime_priority;
 	int32_t min_nice_level;
 };
 
+/* Its credentials came, or it is dropped before. */
+static void request_answered(struct rtkit_request *req)
+{
+	if (req->asking)
+		rtkit_senders_remove(req->s->senders, sd_bus_message_get_sender(req->m));
+	req->asking = false;
+}
+
 static void request_free(struct rtkit_request *req)
 {
 	struct rtkit_server *s = req->s;
 
+	request_answered(req);
 	if (req->prev)
 		req->prev->next = req->next;
 	else
@@ -143,6 +166,14 @@ static bool request_decide(struct rtkit_request *req, uid_t uid, pid_t caller)
 	int r;
 
 	req->uid = uid;
+	r = rtkit_budget_charge(s->budget, uid, now_nsec(CLOCK_MONOTONIC));
+	if (r < 0) {
+		if (r == -EBUSY)
+			snprintf(err, sizeof(err), "uid %u is past %u requests in %u s, try again later",
+				 (unsigned)uid, RTKIT_BURST_ACTIONS, RTKIT_BURST_SEC);
+		reply_sent(reply_error(req->m, r, err));
+		return true;
+	}
 	r = rtkit_authorize(uid, caller, req->process, req->thread, &req->t, err, sizeof(err));
 	if (r < 0) {
 		log_info("rtkit: refused uid %u on thread %llu: %s", (unsigned)uid,
@@ -199,14 +230,19 @@ static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 {
 	struct rtkit_request *req = userdata;
 	uint32_t uid = 0, pid = 0;
+	unsigned dropped;
 	int r;
 
+	request_answered(req);
 	if (sd_bus_message_is_method_error(reply, NULL))
 		r = -sd_bus_message_get_errno(reply);
 	else
 		r = read_creds(reply, &uid, &pid);
 	if (r < 0) {
-		log_warning_errno(r, "rtkit: cannot read a caller's credentials from the bus: %m");
+		/* A caller that hangs up at once makes this; anyone can. */
+		if (ratelimit_below(&req->s->creds_log, now_nsec(CLOCK_MONOTONIC), &dropped))
+			log_warning_errno(r, "rtkit: cannot read a caller's credentials from the bus "
+					  "(%u more since the last such line): %m", dropped);
 		(void)sd_bus_reply_method_errorf(req->m, rtkit_error_name(-EIO),
 						 "cannot read the caller's credentials");
 	} else if (!request_decide(req, (uid_t)uid, (pid_t)pid)) {
@@ -221,6 +257,7 @@ static int on_creds(sd_bus_message *reply, void *userdata, sd_bus_error *ret_err
 static int request_start(sd_bus_message *m, struct rtkit_server *s, bool realtime, bool with_pid,
 			 sd_bus_error *error)
 {
+	const char *sender = sd_bus_message_get_sender(m);
 	uint64_t process = UINT64_MAX, thread;
 	struct rtkit_request *req;
 	char err[128];
@@ -233,28 +270,43 @@ static int request_start(sd_bus_message *m, struct rtkit_server *s, bool realtim
 		r = sd_bus_message_read(m, "t", &thread);
 	if (r >= 0)
 		r = sd_bus_message_read(m, realtime ? "u" : "i", &value);
+	if (r >= 0 && !sender)
+		r = -EINVAL; /* not from a peer on the bus */
 	if (r < 0)
 		return r;
 	r = realtime ? rtkit_check_priority((uint32_t)value, err, sizeof(err))
 		     : rtkit_check_nice(value, err, sizeof(err));
 	if (r < 0)
 		return reply_error(m, r, err);
-	if (s->n_pending >= RTKIT_PENDING_MAX)
-		return reply_error(m, -EBUSY, "too many requests in flight");
+	r = s->n_pending < RTKIT_PENDING_MAX
+		    ? rtkit_senders_add(s->senders, sender, RTKIT_SENDER_PENDING,
+					RTKIT_PENDING_MAX)
+		    : -EBUSY;
+	if (r == -EBUSY) {
+		unsigned dropped;
+
+		if (ratelimit_below(&s->busy_log, now_nsec(CLOCK_MONOTONIC), &dropped))
+			log_notice("rtkit: refused a request of %s: too many in flight (%u more "
+				   "refused since the last such line)", sender, dropped);
+		return reply_error(m, r, "too many requests in flight, try again later");
+	}
+	if (r < 0)
+		return r;
 	req = calloc(1, sizeof(*req));
-	if (!req)
+	if (!req) {
+		rtkit_senders_remove(s->senders, sender);
 		return -ENOMEM;
-	*req = (struct rtkit_request){ .s = s, .m = sd_bus_message_ref(m), .realtime = realtime,
-				       .process = process, .thread = thread, .value = value,
-				       .t.pidfd = -1, .next = s->pending };
+	}
+	*req = (struct rtkit_request){ .s = s, .m = sd_bus_message_ref(m), .asking = true,
+				       .realtime = realtime, .process = process, .thread = thread,
+				       .value = value, .t.pidfd = -1, .next = s->pending };
 	if (s->pending)
 		s->pending->prev = req;
 	s->pending = req;
 	s->n_pending++;
 	r = sd_bus_call_method_async(s->bus, &req->slot, "org.freedesktop.DBus",
 				     "/org/freedesktop/DBus", "org.freedesktop.DBus",
-				     "GetConnectionCredentials", on_creds, req, "s",
-				     sd_bus_message_get_sender(m));
+				     "GetConnectionCredentials", on_creds, req, "s", sender);
 	if (r < 0) {
 		request_free(req);
 		return r;
@@ -356,9 +408,16 @@ int rtkit_server_new(struct rtkit_server **ret, sd_event *event, const struct rt
 	s->ops = *ops;
 	s->userdata = userdata;
 	s->event = sd_event_ref(event);
+	s->busy_log = (struct ratelimit)RATELIMIT_INIT(RTKIT_LOG_WINDOW_NSEC, 1);
+	s->creds_log = s->busy_log;
 	s->rttime_usec_max = RTKIT_RTTIME_USEC_MAX;
 	s->max_realtime_priority = RTKIT_MAX_REALTIME_PRIORITY;
 	s->min_nice_level = RTKIT_MIN_NICE_LEVEL;
+	r = rtkit_senders_new(&s->senders);
+	if (r >= 0)
+		r = rtkit_budget_new(&s->budget);
+	if (r < 0)
+		goto fail;
 	r = sd_bus_open_system(&s->bus);
 	if (r < 0) {
 		log_error_errno(r, "rtkit: cannot connect to the system bus: %m");
@@ -399,6 +458,8 @@ struct rtkit_server *rtkit_server_free(struct rtkit_server *s)
 		(void)sd_bus_detach_event(s->bus);
 		sd_bus_close_unref(s->bus);
 	}
+	rtkit_budget_free(s->budget);
+	rtkit_senders_free(s->senders);
 	sd_event_unref(s->event);
 	free(s);
 	return NULL;
