@@ -3,6 +3,7 @@ in the test's directory, bounded by timeout and stopped at exit."""
 
 import atexit
 import os
+import shutil
 import subprocess
 import time
 
@@ -57,3 +58,29 @@ class Bus:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def missing_for_bus_tests(*progs):
+    """77 (meson's skip) with the reason printed, or None: a test of a
+    private system bus runs as root and needs dbus-daemon and progs."""
+    if os.geteuid() != 0:
+        print("needs root")
+        return 77
+    for prog in ("dbus-daemon", *progs):
+        if not shutil.which(prog):
+            print(f"{prog} is not installed")
+            return 77
+    return None
+
+
+def rtkit_bus(tmp):
+    """A private system bus in tmp that unprivileged callers reach, made
+    the bus of this process and its children, and a muqssd.conf serving
+    rtkit on it: (bus, path of the config)."""
+    os.chmod(tmp, 0o755)
+    bus = Bus(tmp, "system")
+    os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = bus.address
+    conf = os.path.join(tmp, "muqssd.conf")
+    with open(conf, "w") as f:
+        f.write("[rtkit]\nenable = yes\n")
+    return bus, conf

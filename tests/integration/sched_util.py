@@ -69,6 +69,18 @@ def hog_pids(scope, arg=None):
     return out
 
 
+def uid_of(pid):
+    """The real uid of a process; -1 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
 def threads_of(pid):
     try:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
