@@ -1,4 +1,4 @@
-#include "test_helpers.h"
+#include "fixtures.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,8 +7,8 @@
 #include "check.h"
 #include "config.h"
 #include "config_file.h"
+#include "fixtures.h"
 #include "log.h"
-#include "test_helpers.h"
 
 /* Loads text as DIR/muqssd.conf on top of the defaults. */
 static int load_text(const char *dir, const char *text, struct config *c, const char **log)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Drives muqssctl against a real muqssd on a temporary socket, scoped to a
-# process tree this script starts.    control-integration.sh CASE
+# process tree this script starts.    test-control-integration.sh CASE
 #   root | nobody | no-daemon | flood | run-iso | queues | hidepid
 set -euo pipefail
 

@@ -6,10 +6,10 @@
 #include <time.h>
 
 #include "check.h"
+#include "fixtures.h"
 #include "log.h"
 #include "rules.h"
 #include "rules_private.h"
-#include "test_helpers.h"
 
 static struct rules *load(const char *dir, const char **log)
 {
