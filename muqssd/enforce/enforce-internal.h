@@ -54,9 +54,13 @@ int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t);
 /* Unboost to the base we keep, adopting nothing: after a deadman trip
  * the task shows the base the deadman had, maybe older than ours. */
 int enforce_unboost_ours(struct enforcer *e, const struct enforce_target *target);
+
+/* guard.c: the guard every lever goes through, below the levers and the
+ * enforcer alike. */
 /* Gives a deadman slot (t->dm_boost, dm_stop, dm_slice, dm_pin) back, if held. */
 void enforce_dm_release(struct enforcer *e, int *slot);
-
+/* Drops the record from the table (not from disk), with its slots and pidfd. */
+void enforcer_unlink(struct enforcer *e, struct enforce_task *t);
 /* Finds the task (recording it when create and it passes every guard),
  * checks its start time and reads its current stat. With !create an
  * unknown task gives 0 and *ret = NULL. */

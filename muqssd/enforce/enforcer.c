@@ -1,10 +1,10 @@
-/* The enforcer: which tasks we changed, their records, the guards. */
+/* The enforcer: the table of tasks we changed, and giving them back
+ * (one, all at exit, or the boosts after a deadman trip). The guard the
+ * levers go through is guard.c. */
 #include "enforce-internal.h"
 
 #include <errno.h>
 #include <sys/resource.h>
-#include <fcntl.h>
-#include <sys/pidfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,27 +14,6 @@
 #include "sched_attr.h"
 #include "state_dir.h"
 #include "time_util.h"
-
-const char *enforce_refusal_to_string(enum enforce_refusal r)
-{
-	switch (r) {
-	case ENFORCE_REFUSAL_PID1: return "PID 1 is never touched";
-	case ENFORCE_REFUSAL_KTHREAD: return "kernel threads are never touched";
-	case ENFORCE_REFUSAL_SELF: return "muqssd does not touch itself";
-	case ENFORCE_REFUSAL_FOREIGN_RT:
-		return "the task has a realtime or deadline policy set by someone else";
-	case ENFORCE_REFUSAL_RT_GROUP:
-		return "RT group scheduling gives the task's cgroup no RT budget";
-	default: return "not refused";
-	}
-}
-
-int enforcer_refuse(struct enforcer *e, pid_t tid, enum enforce_refusal why)
-{
-	e->last_refusal = why;
-	log_debug("task %d: %s, leaving it alone", (int)tid, enforce_refusal_to_string(why));
-	return -EPERM;
-}
 
 enum enforce_refusal enforcer_last_refusal(const struct enforcer *e)
 {
@@ -99,25 +78,6 @@ fail:
 	return r;
 }
 
-static void task_unlink(struct enforcer *e, struct enforce_task *t)
-{
-	struct enforce_task **p = &e->buckets[(unsigned)t->rec.tid % ENFORCE_BUCKETS];
-
-	for (; *p; p = &(*p)->next)
-		if (*p == t) {
-			enforce_dm_release(e, &t->dm_boost);
-			enforce_dm_release(e, &t->dm_stop);
-			enforce_dm_release(e, &t->dm_slice);
-			enforce_dm_release(e, &t->dm_pin);
-			if (t->pidfd >= 0)
-				close(t->pidfd);
-			*p = t->next;
-			e->count--;
-			free(t);
-			return;
-		}
-}
-
 struct enforcer *enforcer_free(struct enforcer *e)
 {
 	if (!e)
@@ -135,180 +95,6 @@ struct enforcer *enforcer_free(struct enforcer *e)
 		close(e->dir_fd);
 	free(e);
 	return NULL;
-}
-
-struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid)
-{
-	struct enforce_task *t = e->buckets[(unsigned)tid % ENFORCE_BUCKETS];
-
-	while (t && t->rec.tid != tid)
-		t = t->next;
-	return t;
-}
-
-/* The guards live here, in the effector, whatever the caller checked.
- * pidfd (or -1) is the task's, taken by the caller, kept by the record. */
-static int task_record_new(struct enforcer *e, const struct enforce_target *target,
-			   const struct task_stat *st, int pidfd, struct enforce_task **ret)
-{
-	struct sched_attr_v1 a;
-	struct enforce_task *t;
-	int r;
-
-	if (st->flags & TASK_PF_KTHREAD)
-		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_KTHREAD);
-	r = sched_attr_get(target->tid, &a);
-	if (r < 0)
-		return r;
-	if (sched_policy_is_rt((int)a.sched_policy))
-		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_FOREIGN_RT);
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	if (sched_getaffinity(target->tid, sizeof(t->rec.affinity), &t->rec.affinity) < 0) {
-		r = -errno;
-		free(t);
-		return r;
-	}
-	t->rec.tid = target->tid;
-	t->rec.tgid = target->tgid;
-	t->rec.start_time = target->start_time;
-	t->rec.created_ns = now_nsec(CLOCK_BOOTTIME);
-	memcpy(t->rec.boot_id, e->boot_id, sizeof(t->rec.boot_id));
-	t->rec.policy = (int)a.sched_policy;
-	t->rec.nice = a.sched_nice;
-	t->rec.reset_on_fork = a.sched_flags & SCHED_FLAG_RESET_ON_FORK;
-	t->rec.slice_ns = e->slice_supported ? a.sched_runtime : 0;
-	t->nice = t->rec.nice;
-	t->slice_ns = t->rec.slice_ns;
-	t->pidfd = pidfd;
-	t->next = e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS];
-	e->buckets[(unsigned)target->tid % ENFORCE_BUCKETS] = t;
-	e->count++;
-	*ret = t;
-	return 0;
-}
-
-/* A task not recorded yet, named without reading its stat (which waits on
- * a task mid-exec), when the caller has proof of its identity: a thread
- * pidfd first, then a read through the caller's /proc file of the task.
- * -EOPNOTSUPP without proof or thread pidfds (6.9): the caller reads
- * stat. */
-static int task_identify(const struct enforce_target *target, struct task_stat *st, int *ret_fd)
-{
-	struct sched_attr_v1 a;
-	bool kthread;
-	pid_t tgid;
-	int fd, r;
-
-	if (!target->has_proof)
-		return -EOPNOTSUPP;
-	fd = pidfd_open(target->tid, PIDFD_THREAD);
-	if (fd < 0)
-		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	/* Read after the pidfd was taken: the task that owned tid when its
-	 * start time was checked still does, so the pidfd is of that task. */
-	r = task_status_pread(target->proof_fd, &tgid, &kthread);
-	if (r == 0 && tgid != target->tgid)
-		r = -ESRCH;
-	if (r == 0)
-		r = sched_attr_get(target->tid, &a);
-	if (r < 0) {
-		close(fd);
-		return r == -EBADMSG ? -EOPNOTSUPP : r;
-	}
-	memset(st, 0, sizeof(*st));
-	st->flags = kthread ? TASK_PF_KTHREAD : 0;
-	st->start_time = target->start_time;
-	st->policy = a.sched_policy;
-	*ret_fd = fd;
-	return 0;
-}
-
-int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool create,
-		  struct enforce_task **ret, struct task_stat *st)
-{
-	struct enforce_task *t;
-	int r, pidfd = -1;
-
-	*ret = NULL;
-	if (target->tid <= 0 || target->tgid <= 0)
-		return -EINVAL;
-	if (target->tgid == 1 || target->tid == 1)
-		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_PID1);
-	if (target->tgid == e->self)
-		return enforcer_refuse(e, target->tid, ENFORCE_REFUSAL_SELF);
-	t = enforcer_find(e, target->tid);
-	if (t && (t->rec.start_time != target->start_time || t->rec.tgid != target->tgid)) {
-		/* The tid was reused and we missed the exit: the old record is moot. */
-		(void)state_remove(e->dir_fd, t->rec.tid);
-		task_unlink(e, t);
-		t = NULL;
-	}
-	if (t && t->pidfd >= 0) {
-		/* Known, and held by a pidfd: no /proc read at all. */
-		struct sched_attr_v1 a;
-
-		r = enforce_task_check(t);
-		if (r == 0)
-			r = sched_attr_get(target->tid, &a);
-		if (r < 0)
-			return r;
-		memset(st, 0, sizeof(*st));
-		st->start_time = target->start_time;
-		st->policy = a.sched_policy;
-		*ret = t;
-		return 0;
-	}
-	if (!t && !create)
-		return 0;
-	if (t) {
-		/* Recorded without a pidfd: kernels before thread pidfds. */
-		r = task_stat_read(target->tgid, target->tid, st);
-		if (r < 0)
-			return r;
-		if (st->start_time != target->start_time)
-			return -ESRCH;
-		*ret = t;
-		return 0;
-	}
-	r = task_identify(target, st, &pidfd);
-	if (r == -EOPNOTSUPP) {
-		/* The pidfd first: once stat shows the start time, it is of
-		 * this task. */
-		pidfd = pidfd_open(target->tid, PIDFD_THREAD);
-		r = task_stat_read(target->tgid, target->tid, st);
-		if (r == 0 && st->start_time != target->start_time)
-			r = -ESRCH;
-	}
-	if (r < 0) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return r;
-	}
-	r = task_record_new(e, target, st, pidfd, &t);
-	if (r < 0) {
-		if (pidfd >= 0)
-			close(pidfd);
-		return r;
-	}
-	*ret = t;
-	return 0;
-}
-
-int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force)
-{
-	int r;
-
-	if ((t->rec.changed & bits) == bits && !force)
-		return 0;
-	t->rec.changed |= bits;
-	r = state_write(e->dir_fd, &t->rec);
-	if (r < 0)
-		/* No record, no change: that is what crash safety means. */
-		return log_error_errno(r, "cannot write the state record of task %d: %m",
-				       (int)t->rec.tid);
-	return 1;
 }
 
 /* With inherit, what the task's offspring may have inherited from it is
@@ -339,7 +125,7 @@ static int release(struct enforcer *e, const struct enforce_target *target,
 	if (q < 0)
 		log_warning_errno(q, "cannot remove the state record of task %d, ignoring: %m",
 				  (int)t->rec.tid);
-	task_unlink(e, t);
+	enforcer_unlink(e, t);
 	return r;
 }
 
@@ -355,7 +141,7 @@ void enforce_forget(struct enforcer *e, pid_t tid)
 	if (!t)
 		return;
 	(void)state_remove(e->dir_fd, tid);
-	task_unlink(e, t);
+	enforcer_unlink(e, t);
 }
 
 /* On our way out. A task may fork between the last fork event we read
@@ -394,25 +180,9 @@ int enforcer_restore_all(struct enforcer *e)
 	return ret ? ret : ag;
 }
 
-int enforce_task_check(const struct enforce_task *t)
-{
-	if (t->pidfd < 0)
-		return task_verify(t->rec.tgid, t->rec.tid, t->rec.start_time);
-	if (pidfd_send_signal(t->pidfd, 0, NULL, 0) < 0)
-		return errno == EPERM ? 0 : -ESRCH;
-	return 0;
-}
-
 void enforcer_set_deadman(struct enforcer *e, struct deadman *d)
 {
 	e->deadman = d;
-}
-
-void enforce_dm_release(struct enforcer *e, int *slot)
-{
-	if (*slot)
-		deadman_release(e->deadman, *slot - 1);
-	*slot = 0;
 }
 
 void enforcer_drop_all_boosts(struct enforcer *e)
