@@ -3,10 +3,7 @@
 #include "control-internal.h"
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -208,68 +205,4 @@ void client_close_now(struct control_client *c)
 {
 	(void)wire_buf_flush(&c->out, c->fd);
 	client_free(c);
-}
-
-int client_reply(struct control_client *c, uint16_t type, const cJSON *obj)
-{
-	int r = wire_buf_append_json(&c->out, type, obj);
-
-	if (r == -ENOBUFS) {
-		/* It stopped reading long ago; it goes once we are back in the loop. */
-		log_debug("control client pid %d: output full, dropping it", (int)c->pid);
-		c->dead = true;
-		c->closing = true;
-	}
-	return r;
-}
-
-/* Length of the valid UTF-8 sequence at p (shortest form, no surrogates),
- * or 0. */
-static size_t utf8_seq(const unsigned char *p)
-{
-	size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 :
-		   p[0] >= 0xe0 && p[0] < 0xf0 ? 3 : p[0] >= 0xf0 && p[0] < 0xf5 ? 4 : 0;
-
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
-}
-
-/* Errors echo what the client sent (a tunable or class name): keep the
- * reply valid UTF-8 and free of control characters for whoever prints it. */
-static void sanitize(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-
-	while (*p) {
-		size_t n = utf8_seq(p);
-
-		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
-			*p++ = '?';
-			continue;
-		}
-		p += n;
-	}
-}
-
-int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	sanitize(msg);
-	r = wire_buf_append_error(&c->out, error, msg);
-	if (r == -ENOBUFS) {
-		c->dead = true;
-		c->closing = true;
-	}
-	return r;
 }

@@ -89,6 +89,7 @@ void client_touch(struct control_client *c);
 void client_resume(struct control_client *c);
 /* Sends what output fits without waiting, then frees c. */
 void client_close_now(struct control_client *c);
+/* reply.c */
 /* Queues a reply frame; a client whose output is full is dropped later. */
 int client_reply(struct control_client *c, uint16_t type, const cJSON *obj);
 int client_reply_error(struct control_client *c, int error, const char *fmt, ...)
