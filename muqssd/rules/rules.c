@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,14 +15,6 @@
 #define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
 #define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
 
-int rule_class_from_string(const char *s)
-{
-	int c = sched_class_from_name(s);
-
-	/* RT is what others set; muqssd never grants it. */
-	return c == SCHED_CLASS_RT ? -EINVAL : c;
-}
-
 char *rules_cmdline_join(char *buf, size_t len)
 {
 	/* The last NUL ends the string; the others separate arguments. */
@@ -34,87 +25,6 @@ char *rules_cmdline_join(char *buf, size_t len)
 			buf[i] = ' ';
 	buf[len] = '\0';
 	return buf;
-}
-
-int rules_bad(struct rules *r, const struct rule_pos *pos, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_warning("%s:%u: %s, ignoring the line", pos->file, pos->line, msg);
-	r->bad_lines++;
-	return 0;
-}
-
-void rule_clear(struct rule *rule)
-{
-	free(rule->comm);
-	free(rule->exe);
-	if (rule->match & RULE_MATCH_CMDLINE)
-		regfree(&rule->cmdline_re);
-	free(rule->cmdline);
-	free(rule->user);
-	free(rule->cgroup);
-	free(rule->type);
-	free(rule->file);
-	memset(rule, 0, sizeof(*rule));
-}
-
-int rules_add(struct rules *r, struct rule *rule, const struct rule_pos *pos)
-{
-	if (r->n_rules == r->cap_rules) {
-		size_t cap = r->cap_rules ? 2 * r->cap_rules : 64;
-		struct rule *n = realloc(r->rules, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		r->rules = n;
-		r->cap_rules = cap;
-	}
-	rule->file = strdup(pos->file);
-	if (!rule->file)
-		return -ENOMEM;
-	rule->line = pos->line;
-	rule->order = r->n_rules;
-	r->rules[r->n_rules++] = *rule;
-	memset(rule, 0, sizeof(*rule));
-	return 0;
-}
-
-const struct rule_type *rules_find_type(const struct rules *r, const char *name)
-{
-	/* The last definition wins, as it does for rules. */
-	for (size_t i = r->n_types; i-- > 0;)
-		if (strcmp(r->types[i].name, name) == 0)
-			return &r->types[i];
-	return NULL;
-}
-
-struct rules *rules_free(struct rules *r)
-{
-	if (!r)
-		return NULL;
-	for (size_t i = 0; i < r->n_rules; i++)
-		rule_clear(&r->rules[i]);
-	for (size_t i = 0; i < r->n_types; i++)
-		free(r->types[i].name);
-	free(r->rules);
-	free(r->types);
-	free(r);
-	return NULL;
-}
-
-size_t rules_count(const struct rules *r)
-{
-	return r ? r->n_rules : 0;
-}
-
-unsigned rules_bad_lines(const struct rules *r)
-{
-	return r ? r->bad_lines : 0;
 }
 
 /* File lists: relative paths, so that the order does not depend on where

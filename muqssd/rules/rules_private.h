@@ -26,6 +26,7 @@ struct rule_pos {
 	unsigned line;
 };
 
+/* rule_set.c */
 /* Logs "FILE:LINE: reason, ignoring the line" and counts it. Returns 0. */
 __attribute__((format(printf, 3, 4)))
 int rules_bad(struct rules *r, const struct rule_pos *pos, const char *fmt, ...);

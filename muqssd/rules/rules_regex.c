@@ -123,6 +123,59 @@ static void new_group_element(struct group *g, const struct group *inner)
 	g->last_empty = inner->some_empty || (inner->prefix_empty && inner->last_empty);
 }
 
+/* An alternative starts: the group so far may match empty only if some
+ * branch does. */
+static void new_branch(struct group *g)
+{
+	g->some_empty |= g->prefix_empty && g->last_empty;
+	g->prefix_empty = g->last_empty = true;
+	g->last = 0;
+	g->last_anchors = 0;
+}
+
+/* The last element is repeated: replace it by its copies. question: the
+ * operator was '?', which may follow what can match empty. */
+static int repeat_last(struct group *g, uint64_t copies, bool optional, bool repeated,
+		       bool question, const char **reason)
+{
+	uint64_t grown;
+
+	if (g->last == 0 || repeated) {
+		*reason = g->last == 0 ? "a repetition operator with nothing to repeat"
+				       : "adjacent repetition operators";
+		return -EINVAL;
+	}
+	if (g->last_empty && !question) {
+		*reason = "a repetition of something that can match empty";
+		return -EINVAL;
+	}
+	grown = sat_mul(g->last, copies);
+	g->total = g->total - g->last + grown;
+	if (grown > REGEX_MAX_NODES)
+		g->total = UINT64_MAX;
+	g->last = grown;
+	grown = sat_mul(g->last_anchors, copies);
+	g->anchors = g->anchors - g->last_anchors + grown;
+	if (grown > REGEX_MAX_ANCHORS)
+		g->anchors = UINT64_MAX;
+	g->last_anchors = grown;
+	g->last_empty |= optional;
+	return 0;
+}
+
+static bool over_limits(const struct group *g, const char **reason)
+{
+	if (g->total > REGEX_MAX_NODES) {
+		*reason = "too complex (repetitions expand past 512 nodes)";
+		return true;
+	}
+	if (g->anchors > REGEX_MAX_ANCHORS) {
+		*reason = "too complex (more than 8 anchors)";
+		return true;
+	}
+	return false;
+}
+
 int rules_regex_check(const char *pattern, const char **reason)
 {
 	struct group stack[REGEX_MAX_DEPTH + 1] = { group_start };
@@ -132,7 +185,7 @@ int rules_regex_check(const char *pattern, const char **reason)
 
 	while (*p) {
 		struct group *g = &stack[depth];
-		uint64_t copies = 0, grown;
+		uint64_t copies = 0;
 		bool optional = false; /* the repetition allows zero copies */
 		const char *next;
 
@@ -174,10 +227,7 @@ int rules_regex_check(const char *pattern, const char **reason)
 			p++;
 			break;
 		case '|':
-			g->some_empty |= g->prefix_empty && g->last_empty;
-			g->prefix_empty = g->last_empty = true;
-			g->last = 0;
-			g->last_anchors = 0;
+			new_branch(g);
 			repeated = false;
 			p++;
 			continue;
@@ -211,38 +261,11 @@ int rules_regex_check(const char *pattern, const char **reason)
 			p++;
 			break;
 		}
-		if (copies && (g->last == 0 || repeated)) {
-			*reason = g->last == 0 ? "a repetition operator with nothing to repeat"
-					       : "adjacent repetition operators";
+		if (copies && repeat_last(g, copies, optional, repeated, p[-1] == '?', reason) < 0)
 			return -EINVAL;
-		}
-		if (copies && g->last_empty && p[-1] != '?') {
-			*reason = "a repetition of something that can match empty";
-			return -EINVAL;
-		}
 		repeated = copies > 0;
-		if (copies) {
-			/* The last element is repeated: replace it by its copies. */
-			grown = sat_mul(g->last, copies);
-			g->total = g->total - g->last + grown;
-			if (grown > REGEX_MAX_NODES)
-				g->total = UINT64_MAX;
-			g->last = grown;
-			grown = sat_mul(g->last_anchors, copies);
-			g->anchors = g->anchors - g->last_anchors + grown;
-			if (grown > REGEX_MAX_ANCHORS)
-				g->anchors = UINT64_MAX;
-			g->last_anchors = grown;
-			g->last_empty |= optional;
-		}
-		if (g->total > REGEX_MAX_NODES) {
-			*reason = "too complex (repetitions expand past 512 nodes)";
+		if (over_limits(g, reason))
 			return -EINVAL;
-		}
-		if (g->anchors > REGEX_MAX_ANCHORS) {
-			*reason = "too complex (more than 8 anchors)";
-			return -EINVAL;
-		}
 	}
 	return 0;
 }
