@@ -194,15 +194,16 @@ int main(int argc, char **argv)
 	config_init_defaults(&config);
 	/* A missing default file is fine; a missing named file is not. */
 	r = config_load(&config, opts.config_path, !opts.config_given);
+	if (r >= 0)
+		r = apply_options(&config, &opts);
 	if (opts.check_config) {
+		if (r >= 0)
+			r = daemon_check_config(&config);
 		if (r >= 0)
 			printf("%s: OK\n", opts.config_path);
 		config_free(&config);
 		return r < 0 ? 1 : 0;
 	}
-	if (r < 0)
-		goto out;
-	r = apply_options(&config, &opts);
 	if (r < 0)
 		goto out;
 	log_set_level(config.log_level);

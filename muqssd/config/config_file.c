@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "config_keys.h"
 #include "log.h"
 #include "trusted_file.h"
+#include "trusted_path.h"
 
 /* Debian's libinih is built without INI_HANDLER_LINENO, so the handler does
  * not learn the line number. inih calls the reader once per line, so the
@@ -118,13 +120,22 @@ static int load_dropins(struct config *c, const char *path)
 {
 	struct dirent **list = NULL;
 	char *dir = NULL;
-	int n, r = 0;
+	int fd, n, r;
 
 	if (asprintf(&dir, "%s.d", path) < 0)
 		return -ENOMEM;
-	n = scandir(dir, &list, dropin_filter, dropin_compare);
+	/* The directory is as trusted as its files: whoever may write it may
+	 * add a drop-in. Each file is walked again when it is opened. */
+	r = trusted_path_open(dir, TRUSTED_DIR, &fd);
+	if (r < 0) {
+		free(dir);
+		return r == -ENOENT ? 0 : r;
+	}
+	n = scandirat(fd, ".", &list, dropin_filter, dropin_compare);
+	if (n < 0)
+		r = log_error_errno(errno, "%s: %m", dir);
+	close(fd);
 	if (n < 0) {
-		r = errno == ENOENT || errno == ENOTDIR ? 0 : log_error_errno(errno, "%s: %m", dir);
 		free(dir);
 		return r;
 	}

@@ -31,6 +31,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 int daemon_reload(struct daemon *d)
 {
+	struct rules *rules = NULL;
 	struct config next;
 	int r;
 
@@ -40,8 +41,12 @@ int daemon_reload(struct daemon *d)
 		(void)control_server_read_proc_mount(d->control);
 	config_init_defaults(&next);
 	r = config_load(&next, d->config_path, d->config_missing_ok);
+	/* Both read before either is applied: a reload that fails anywhere
+	 * changes nothing. */
+	if (r >= 0)
+		r = daemon_rules_read(d, &rules);
 	if (r < 0) {
-		log_error_errno(r, "reload: keeping the old configuration: %m");
+		log_error_errno(r, "reload: keeping the old configuration and rules: %m");
 		config_free(&next);
 		goto done;
 	}
@@ -59,7 +64,7 @@ int daemon_reload(struct daemon *d)
 	log_set_level(d->config.log_level);
 	config_free(&next);
 	daemon_tunables_changed(d);
-	(void)daemon_rules_load(d);
+	daemon_rules_set(d, rules);
 	d->counters.reloads++;
 	log_info("configuration reloaded");
 done:

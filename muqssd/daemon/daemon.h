@@ -70,6 +70,10 @@ int daemon_new(struct daemon **ret, struct config *config, const char *config_pa
 struct daemon *daemon_free(struct daemon *d);
 /* Runs the loop until SIGTERM/SIGINT; returns 0 or -errno. */
 int daemon_run(struct daemon *d);
+/* What --check-config checks beyond the config file: the rules load,
+ * the state dir and every directory above it are trusted. Logs each
+ * problem; returns the first -errno. */
+int daemon_check_config(const struct config *c);
 /* Reloads the config file; the old config stays if the new one is invalid.
  * Command-line scope and paths are kept. */
 int daemon_reload(struct daemon *d);
@@ -120,8 +124,13 @@ int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */
 void daemon_tunables_changed(struct daemon *d);
 
-/* Rules (daemon_rules.c). A missing rules directory is no error. */
+/* Rules (daemon_rules.c). A missing rules directory is no error (no
+ * rules); one file or directory that cannot be trusted or read is, and
+ * nothing is read then. */
 struct rule;
+int daemon_rules_read(struct daemon *d, struct rules **ret);
+/* Puts r (may be NULL) in place of the running rules. */
+void daemon_rules_set(struct daemon *d, struct rules *r);
 int daemon_rules_load(struct daemon *d);
 void daemon_rules_free(struct daemon *d);
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt,

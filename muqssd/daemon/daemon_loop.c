@@ -389,6 +389,12 @@ int daemon_loop_start(struct daemon *d)
 	hwloc_topology_t topo;
 	int r;
 
+	/* One rules file we cannot trust stops the start, as a bad config
+	 * does, before anything is changed: running without the rules
+	 * would be a silent downgrade. */
+	r = daemon_rules_load(d);
+	if (r < 0)
+		return r;
 	r = enforcer_new(&d->enf, d->config.state_dir);
 	if (r < 0)
 		return log_error_errno(r, "cannot open the state directory %s: %m", d->config.state_dir);
@@ -403,7 +409,6 @@ int daemon_loop_start(struct daemon *d)
 		hwloc_topology_destroy(topo);
 		return r;
 	}
-	(void)daemon_rules_load(d);
 	r = loop_new(&d->loop, topo, &d->config, &src, &lv, now_nsec(CLOCK_MONOTONIC));
 	/* The core keeps what it needs of the topology; hwloc's own copy is
 	 * large on a large machine and would stay locked in memory. */

@@ -10,22 +10,37 @@
 #include "rules.h"
 #include "tracker.h"
 
-int daemon_rules_load(struct daemon *d)
+int daemon_rules_read(struct daemon *d, struct rules **ret)
 {
-	struct rules *r = NULL;
-	int ret;
+	int r;
 
+	*ret = NULL;
 	if (!d->config.rules_dir)
 		return 0;
-	ret = rules_load(&r, d->config.rules_dir);
-	if (ret < 0 && ret != -ENOENT)
-		return log_error_errno(ret, "cannot load rules from %s: %m", d->config.rules_dir);
+	r = rules_load(ret, d->config.rules_dir);
+	if (r < 0)
+		return log_error_errno(r, "cannot load rules from %s: %m", d->config.rules_dir);
+	return 0;
+}
+
+void daemon_rules_set(struct daemon *d, struct rules *r)
+{
 	rules_free(d->rules);
 	d->rules = r;
 	/* Off the loop, with the stat of each new program. */
 	if (d->tracker)
 		tracker_set_read_cmdline(d->tracker, rules_fields(r) & RULE_MATCH_CMDLINE);
-	log_info("%zu rules loaded from %s", r ? rules_count(r) : 0, d->config.rules_dir);
+	log_info("%zu rules loaded from %s", rules_count(r), d->config.rules_dir);
+}
+
+int daemon_rules_load(struct daemon *d)
+{
+	struct rules *r;
+	int ret = daemon_rules_read(d, &r);
+
+	if (ret < 0)
+		return ret;
+	daemon_rules_set(d, r);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "trusted_path.h"
 
 #define TMP_PREFIX ".tmp-"
 
@@ -58,9 +60,16 @@ static int open_dir(int at, const char *path, bool create, const char *what)
 
 int state_dir_open(const char *state_dir, bool create, int *ret_fd)
 {
-	int top, fd;
+	char name[NAME_MAX + 1];
+	int parent, top, fd;
 
-	top = open_dir(AT_FDCWD, state_dir, create, state_dir);
+	/* Its parents too: whoever may write one could move the state dir
+	 * away, with the records --restore needs, or put another there. */
+	top = trusted_path_parent(state_dir, &parent, name);
+	if (top < 0)
+		return top;
+	top = open_dir(parent, name, create, state_dir);
+	close(parent);
 	if (top < 0)
 		return top;
 	fd = open_dir(top, "tasks", create, "the state dir's tasks/");

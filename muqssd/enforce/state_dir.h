@@ -9,8 +9,9 @@
 
 /* Opens state_dir/tasks and returns its fd. The state dir and tasks must
  * be real directories (not symlinks) owned by us and not group- or
- * other-writable; -EPERM otherwise. With create, missing ones are made;
- * without, a missing state dir is -ENOENT. */
+ * other-writable, and every directory above must be trusted as
+ * trusted_path.h says; -EPERM otherwise. With create, missing ones are
+ * made; without, a missing state dir is -ENOENT. */
 int state_dir_open(const char *state_dir, bool create, int *ret_fd);
 /* Exclusive, non-blocking: -EBUSY if a live muqssd holds the dir. */
 int state_dir_lock(int dir_fd);

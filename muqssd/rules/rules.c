@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "trusted_file.h"
+#include "trusted_path.h"
 
 #define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
 #define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
@@ -59,52 +61,58 @@ static int walk_add(struct walk *w, const char *rel)
 	return 0;
 }
 
+/* Every directory is opened through a trusted walk (whoever may write one
+ * may add a rule); its files are walked again when they are opened. */
 static int walk_dir(struct walk *w, const char *root, const char *rel, unsigned depth)
 {
 	char *path = NULL;
 	DIR *d;
 	struct dirent *de;
-	int r = 0;
+	int fd, r;
 
 	if (asprintf(&path, "%s%s%s", root, *rel ? "/" : "", rel) < 0)
 		return -ENOMEM;
-	d = opendir(path);
-	if (!d) {
-		r = -errno;
+	r = trusted_path_open(path, TRUSTED_DIR, &fd);
+	if (r < 0) {
 		if (r == -ENOENT && depth == 0)
 			r = 0;
-		else
+		else if (r == -ENOENT)
 			log_error_errno(r, "%s: %m", path);
 		free(path);
 		return r;
 	}
+	d = fdopendir(fd);
+	if (!d) {
+		r = log_error_errno(errno, "%s: %m", path);
+		close(fd);
+		free(path);
+		return r;
+	}
 	while (r >= 0 && (de = readdir(d))) {
-		char *child = NULL, *full = NULL;
+		char *child = NULL;
 		struct stat st;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0 ||
-		    asprintf(&full, "%s/%s", path, de->d_name) < 0) {
-			free(child);
+		if (asprintf(&child, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0) {
 			r = -ENOMEM;
 			break;
 		}
-		/* stat, not lstat: a symlink to /etc/ananicy.d is the way to
-		 * use a community rule set as it is. */
-		if (stat(full, &st) < 0) {
-			log_warning_errno(errno, "%s: %m, ignoring", full);
+		/* Followed, only to sort: a symlink to /etc/ananicy.d is the way
+		 * to use a community rule set as it is, and is checked, with
+		 * its target, when it is opened. */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0) {
+			log_warning_errno(errno, "%s/%s: %m, ignoring", path, de->d_name);
 		} else if (S_ISDIR(st.st_mode)) {
 			if (depth + 1 < WALK_MAX_DEPTH)
 				r = walk_dir(w, root, child, depth + 1);
 			else
-				log_warning("%s: nested too deep, ignoring", full);
+				log_warning("%s/%s: nested too deep, ignoring", path, de->d_name);
 		} else if (S_ISREG(st.st_mode) &&
 			   (has_suffix(de->d_name, ".rules") || has_suffix(de->d_name, ".types"))) {
 			r = walk_add(w, child);
 		}
 		free(child);
-		free(full);
 	}
 	closedir(d);
 	free(path);
