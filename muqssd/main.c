@@ -28,7 +28,7 @@ static void usage(FILE *f)
 		"      --poll               track tasks by polling /proc, not the proc connector\n"
 		"      --log-level LEVEL    error, warning, notice, info or debug\n"
 		"      --restore            undo what a dead instance left behind, then exit\n"
-		"      --check-config [FILE] validate the config and exit\n"
+		"      --check-config [FILE] validate the config, rules and state dir, then exit\n"
 		"  -h, --help               show this help\n"
 		"      --version            show the version\n");
 }

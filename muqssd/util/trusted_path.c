@@ -307,7 +307,7 @@ int trusted_path_open(const char *path, unsigned flags, int *ret_fd)
 		if (r < 0 || !S_ISLNK(st.st_mode))
 			break;
 		if (flags & TRUSTED_NOFOLLOW)
-			r = refuse(&w, name, ELOOP, "a symlink");
+			r = refuse(&w, name, ELOOP, "is a symlink");
 		else
 			r = follow(&w, name, fd);
 		close(fd);

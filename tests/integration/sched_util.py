@@ -201,6 +201,15 @@ class Daemon:
         subprocess.run([MUQSSD, "--restore", "--state-dir", self.state], check=True, timeout=30)
 
 
+def report(failed):
+    """Prints the summary of a test with one pass/fail verdict and its
+    failures, one a line; what main returns."""
+    print(f"{0 if failed else 1} passed, {len(failed)} failed")
+    for f in failed:
+        print("  " + f)
+    return 1 if failed else 0
+
+
 def scope_changes(scope, affinity=None):
     """Threads of the scope now FIFO, stopped, or pinned (affinity other
     than their snapshot's, or than all CPUs)."""

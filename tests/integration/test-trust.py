@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, MUQSSD, Daemon, Scope, hog_pids  # noqa: E402
+from sched_util import HOG, MUQSSD, Daemon, Scope, hog_pids, report  # noqa: E402
 
 NOBODY = 65534
 
@@ -186,10 +186,7 @@ def main():
         failed += bad
     finally:
         scope.close()
-    print(f"{0 if failed else 1} passed, {len(failed)} failed")
-    for f in failed:
-        print("  " + f)
-    return 1 if failed else 0
+    return report(failed)
 
 
 if __name__ == "__main__":
