@@ -1,7 +1,7 @@
 """One bounded, scoped load run: a scope root process starts the load, an
 optional muqssd manages only that subtree, and every piece has a timeout.
 
-Used by bench/sched/run (issue 4 figures) and bench/run (the report)."""
+Used by bench/run (the report)."""
 
 import json
 import os

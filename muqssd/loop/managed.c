@@ -236,7 +236,7 @@ uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loo
 
 /* A task that exec'd is running: it gets its run queue and class now,
  * not at the next tick. The debug line times it against the kernel's
- * exec event (bench/track/bench-track.py, reaction-daemon). */
+ * exec event (bench/README, "What watching costs"). */
 static bool queue_at_exec(struct loop *l, struct managed_task *m, uint64_t event_ns, uint64_t now)
 {
 	if (!event_ns)

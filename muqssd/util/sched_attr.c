@@ -30,9 +30,9 @@ int sched_attr_set(pid_t tid, const struct sched_attr_v1 *attr)
 /* The kernel clears reset-on-fork before it changes the policy, and fork
  * copies its parent without a lock: a child forked in between starts
  * SCHED_FIFO without the flag, and keeps it. A task flipped in a loop
- * gave 98 to 336 such children in about 5,800 forks
- * (bench/stall/repro/fork_copy.c). Out of the policy with the flag
- * still set, then the flag as asked: a child forked between the two only
+ * gave 98 to 336 such children in about 5,800 forks (bench/README, "A
+ * boost copied through fork"). Out of the policy with the flag still
+ * set, then the flag as asked: a child forked between the two only
  * loses a negative nice and a slice request, as reset-on-fork does. */
 int sched_attr_set_leaving_rt(pid_t tid, const struct sched_attr_v1 *attr)
 {
