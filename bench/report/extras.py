@@ -4,13 +4,10 @@ and muqssd's own CPU use against the number of tasks in its scope."""
 import json
 import os
 import signal
-import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "sched"))
-import scenario  # noqa: E402
-
-from workloads import ctl  # noqa: E402
+import scenario
+from workloads import ctl
 
 
 def subtree(pid):
@@ -109,7 +106,7 @@ def iso_share(b, d, ncpu, step=0.5):
     return got
 
 
-def daemon_scaling(b, helper, counts, max_settle, window, busy, step=0.5):
+def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
     """muqssd scoped to N sleeping threads (100 per process) plus a few
     bounded hogs. Its start-up scan of the new tasks is left out: the
     window starts once three 0.5 s readings in a row are under a third of the
@@ -119,7 +116,7 @@ def daemon_scaling(b, helper, counts, max_settle, window, busy, step=0.5):
     for n in counts:
         d = max_settle + window + 2
         procs = max(1, n // 100)
-        tasks = [(f"sleep{i}", f"{helper} threads {n // procs} {int(d * 1000)}") for i in range(procs)]
+        tasks = [(f"sleep{i}", f"{b}/bench/load/sleepers {n // procs} {int(d * 1000)}") for i in range(procs)]
         tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(busy)]
         got = {}
 

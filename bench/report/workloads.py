@@ -1,5 +1,5 @@
 """The report's matrix: configurations x workloads, as task lists for
-bench/sched/scenario.py, and the figures one run contributes."""
+scenario.py, and the figures one run contributes."""
 
 import os
 import statistics

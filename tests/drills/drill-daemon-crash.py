@@ -21,8 +21,6 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from sched_util import (HOG, MUQSSD, NCPU, PROBE, Daemon, Scope, assert_clean, per_thread,  # noqa: E402
                         scope_changes, slice_of, snapshot, state_dir_for, task_sched, threads_of)
 

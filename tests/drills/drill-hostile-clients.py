@@ -17,7 +17,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 from sched_util import HOG, PROBE, Daemon, Scope, assert_clean, task_sched  # noqa: E402
 import wire  # noqa: E402

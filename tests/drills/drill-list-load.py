@@ -17,8 +17,6 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from sched_util import BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope  # noqa: E402
 
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")

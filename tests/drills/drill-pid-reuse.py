@@ -13,7 +13,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "track"))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 from trackharness import BUILD, MUQSSD, Scope, log  # noqa: E402
 from sched_util import task_sched  # noqa: E402

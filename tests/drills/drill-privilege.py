@@ -14,8 +14,6 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 from sched_util import MUQSSCTL, MUQSSD, Daemon, Scope, task_sched, threads_of  # noqa: E402
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]

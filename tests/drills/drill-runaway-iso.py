@@ -14,7 +14,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 from sched_util import (HOG, Daemon, Scope, assert_clean, hog_pids,  # noqa: E402
                         skip_unless_root_on_two_cpus, task_sched)

@@ -12,7 +12,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 sys.path.insert(0, HERE)
 from sched_util import MUQSSCTL, Daemon, Scope  # noqa: E402
 import subprocess  # noqa: E402

@@ -17,9 +17,6 @@ MUQSS_STALL_ROUNDS=n runs n rounds (default 3)."""
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-sys.path.insert(0, HERE)
 from sched_util import skip_unless_root_on_two_cpus  # noqa: E402
 import stall_round  # noqa: E402
 

@@ -16,7 +16,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 from sched_util import HOG, MUQSSCTL, MUQSSD, NCPU, PROBE, Scope, assert_clean, snapshot  # noqa: E402
 
 SECONDS = int(os.environ.get("MUQSS_VALGRIND_SECONDS", "60"))

@@ -1,14 +1,16 @@
-"""Helpers for integration tests that run the real daemon on real processes,
-always in a scope the test made, always bounded, always cleaned up."""
+"""Helpers for the tests and bench/stall/run that run the real daemon on
+real processes, always in a scope they made, always bounded, always
+cleaned up. Found through PYTHONPATH (meson sets it: py_harness_dir)."""
 
 import atexit
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
+
+import term
 
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "build")
 MUQSSD = os.path.join(BUILD, "muqssd", "muqssd")
@@ -16,9 +18,6 @@ MUQSSCTL = os.path.join(BUILD, "muqssctl", "muqssctl")
 HOG = os.path.join(BUILD, "bench", "load", "hog")
 PROBE = os.path.join(BUILD, "bench", "load", "frame-probe")
 NCPU = os.cpu_count()
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
-import term  # noqa: E402
 
 term.exit_on_sigterm()
 
