@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A scan sorts the rest of the machine out through status, not stat:
-stat waits on a task mid-exec (bench/README.md, "The stall"), and a scan
-runs on the loop thread. With --scope-pid on a small tree and a reconcile
-scan every 100 ms, strace on the daemon sees no open of any stat file of a
-task outside the scope, while the machine has many; the scans do run (they
-open status files), and a process started in scope meanwhile is tracked."""
+stat waits on a task mid-exec (bench/README.md, "The exec_update_lock
+stall"), and a scan runs on the loop thread. With --scope-pid on a small
+tree and a reconcile scan every 100 ms, strace on the daemon sees no open
+of any stat file of a task outside the scope, while the machine has many;
+the scans do run (they open status files), and a process started in scope
+meanwhile is tracked."""
 import os
 import re
 import shutil
