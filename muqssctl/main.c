@@ -1,12 +1,25 @@
 /* muqssctl: the command line for muqssd. */
 #include "muqssctl.h"
 #include "protocol.h"
+#include "tunables.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void usage_tunables(FILE *f)
+{
+	fprintf(f, "Tunables (get, set):\n");
+#define TUNABLE_HELP(id, name, kind, field, min, max, def, unit, help) \
+	fprintf(f, "  %-12s %u..%u%s, default %u%s: %s\n", name, (unsigned)(min), (unsigned)(max), \
+		unit, (unsigned)(def), unit, help);
+	MUQSS_TUNABLES(TUNABLE_HELP)
+#undef TUNABLE_HELP
+	fprintf(f, "  %-12s %s, default %s: %s\n", TUNABLE_ISO_READING, TUNABLE_ISO_READING_VALUES,
+		TUNABLE_ISO_READING_MACHINE, TUNABLE_ISO_READING_HELP);
+}
 
 static void usage(FILE *f)
 {
@@ -29,9 +42,9 @@ static void usage(FILE *f)
 		"  tasks                      the tasks muqssd tracks\n"
 		"  reload                     re-read the configuration file\n"
 		"  top                        live view of queues and class CPU shares\n"
-		"\n"
-		"Tunables: rr_interval (1..1000 ms), interactive (0..1), iso_cpu (0..100 %%),\n"
-		"          yield_type (0..2), iso_reading (machine|per-cpu)\n"
+		"\n");
+	usage_tunables(f);
+	fprintf(f,
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH  control socket (default $MUQSS_SOCKET or "

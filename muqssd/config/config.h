@@ -24,11 +24,12 @@ enum autogroup_mode {
 	AUTOGROUP_OFF = 1,  /* 0, so nice acts across sessions; put back at exit */
 };
 
+/* Ranges, defaults and help: the table in tunables.h (libmuqss-client/proto). */
 struct config_tunables {
-	unsigned rr_interval_ms; /* 1..1000, default 6 */
-	unsigned interactive;	 /* 0..1, default 1 */
-	unsigned iso_cpu;	 /* 0..100, default 70 */
-	unsigned yield_type;	 /* 0..2, default 1 */
+	unsigned rr_interval_ms;
+	unsigned interactive;
+	unsigned iso_cpu;
+	unsigned yield_type;
 	enum iso_reading iso_reading;
 };
 

@@ -6,14 +6,15 @@
 
 #include "config_strv.h"
 #include "log.h"
+#include "tunables.h"
 
 void config_init_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->tunables.rr_interval_ms = 6;
-	c->tunables.interactive = 1;
-	c->tunables.iso_cpu = 70;
-	c->tunables.yield_type = 1;
+#define TUNABLE_DEFAULT(id, name, kind, field, min, max, def, unit, help) \
+	c->tunables.field = TUNABLE_##id##_DEFAULT;
+	MUQSS_TUNABLES(TUNABLE_DEFAULT)
+#undef TUNABLE_DEFAULT
 	c->tunables.iso_reading = ISO_READING_MACHINE;
 	c->scope = SCOPE_ALL;
 	c->reconcile_interval_ms = 10000;

@@ -11,6 +11,7 @@
 
 #include "config_strv.h"
 #include "log.h"
+#include "tunables.h"
 
 #define PID_MAX_LIMIT 4194304 /* the kernel's ceiling for pid_max */
 #define COMM_MAX 15	      /* TASK_COMM_LEN - 1: longer names never match */
@@ -39,18 +40,19 @@ struct key {
 	const char *const *names;
 };
 
-static const char *const iso_reading_names[] = { "machine", "per-cpu", NULL };
+static const char *const iso_reading_names[] = { TUNABLE_ISO_READING_MACHINE,
+						   TUNABLE_ISO_READING_PER_CPU, NULL };
 static const char *const scope_names[] = { "all", "pid", "cgroup", NULL };
 static const char *const autogroup_names[] = { "keep", "off", NULL };
 
 #define F(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
 
 static const struct key keys[] = {
-	{ "scheduler", "rr_interval", KEY_UINT, F(tunables.rr_interval_ms), 1, 1000, " ms", NULL },
-	{ "scheduler", "interactive", KEY_BOOL, F(tunables.interactive), 0, 1, "", NULL },
-	{ "scheduler", "iso_cpu", KEY_UINT, F(tunables.iso_cpu), 0, 100, "%", NULL },
-	{ "scheduler", "yield_type", KEY_UINT, F(tunables.yield_type), 0, 2, "", NULL },
-	{ "scheduler", "iso_reading", KEY_ENUM, F(tunables.iso_reading), 0, 0, "", iso_reading_names },
+#define TUNABLE_KEY(id, name, kind, field, min, max, def, unit, help) \
+	{ "scheduler", name, KEY_##kind, F(tunables.field), min, max, unit, NULL },
+	MUQSS_TUNABLES(TUNABLE_KEY)
+#undef TUNABLE_KEY
+	{ "scheduler", TUNABLE_ISO_READING, KEY_ENUM, F(tunables.iso_reading), 0, 0, "", iso_reading_names },
 	{ "scheduler", "autogroup", KEY_ENUM, F(autogroup), 0, 0, "", autogroup_names },
 	{ "scope", "mode", KEY_ENUM, F(scope), 0, 0, "", scope_names },
 	{ "scope", "pid", KEY_UINT, F(scope_pid), 2, PID_MAX_LIMIT, "", NULL },

@@ -149,5 +149,3 @@ bool json_get_int(const cJSON *obj, const char *key, double lo, double hi, long 
 /* tunables.c */
 int tunables_set(struct config_tunables *t, const char *name, const char *value, char *err,
 		 size_t errlen);
-int tunables_get(const struct config_tunables *t, const char *name, cJSON *obj, char *err,
-		 size_t errlen);

@@ -85,3 +85,8 @@ int control_server_read_proc_mount(struct control_server *s);
 /* Serves an already connected socket as a client (tests, socketpair). */
 int control_server_add_fd(struct control_server *s, int fd);
 unsigned control_server_clients(const struct control_server *s);
+
+/* Adds tunable name (NULL or "": all of them) to obj, by its wire name.
+ * -ENOENT with err set for an unknown name, -ENOMEM. */
+int tunables_get(const struct config_tunables *t, const char *name, cJSON *obj, char *err,
+		 size_t errlen);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tunables.h"
+
 struct tunable {
 	const char *name;
 	unsigned min, max;
@@ -14,13 +16,13 @@ struct tunable {
 };
 
 static const struct tunable numeric[] = {
-	{ "rr_interval", 1, 1000, " ms", offsetof(struct config_tunables, rr_interval_ms) },
-	{ "interactive", 0, 1, "", offsetof(struct config_tunables, interactive) },
-	{ "iso_cpu", 0, 100, " %", offsetof(struct config_tunables, iso_cpu) },
-	{ "yield_type", 0, 2, "", offsetof(struct config_tunables, yield_type) },
+#define TUNABLE_ROW(id, name, kind, field, min, max, def, unit, help) \
+	{ name, min, max, unit, offsetof(struct config_tunables, field) },
+	MUQSS_TUNABLES(TUNABLE_ROW)
+#undef TUNABLE_ROW
 };
 
-#define KNOWN "rr_interval, interactive, iso_cpu, yield_type, iso_reading"
+#define KNOWN MUQSS_TUNABLE_NAMES
 
 static const struct tunable *find(const char *name)
 {
@@ -42,13 +44,14 @@ int tunables_set(struct config_tunables *t, const char *name, const char *value,
 	unsigned long v;
 	char *end;
 
-	if (strcmp(name, "iso_reading") == 0) {
-		if (strcmp(value, "machine") == 0)
+	if (strcmp(name, TUNABLE_ISO_READING) == 0) {
+		if (strcmp(value, TUNABLE_ISO_READING_MACHINE) == 0)
 			t->iso_reading = ISO_READING_MACHINE;
-		else if (strcmp(value, "per-cpu") == 0)
+		else if (strcmp(value, TUNABLE_ISO_READING_PER_CPU) == 0)
 			t->iso_reading = ISO_READING_PER_CPU;
 		else {
-			snprintf(err, errlen, "iso_reading must be machine or per-cpu");
+			snprintf(err, errlen, TUNABLE_ISO_READING " must be " TUNABLE_ISO_READING_MACHINE
+				 " or " TUNABLE_ISO_READING_PER_CPU);
 			return -EINVAL;
 		}
 		return 0;
@@ -61,7 +64,10 @@ int tunables_set(struct config_tunables *t, const char *name, const char *value,
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (errno || end == value || *end || value[0] == '-' || v < tu->min || v > tu->max) {
-		snprintf(err, errlen, "%s must be %u..%u%s", tu->name, tu->min, tu->max, tu->unit);
+		/* The socket spaces every unit: "0..100 %", where a config
+		 * file's message says "0..100%". */
+		snprintf(err, errlen, "%s must be %u..%u%s%s", tu->name, tu->min, tu->max,
+			 tu->unit[0] && tu->unit[0] != ' ' ? " " : "", tu->unit);
 		return -ERANGE;
 	}
 	*field(t, tu) = (unsigned)v;
@@ -81,11 +87,12 @@ int tunables_get(const struct config_tunables *t, const char *name, cJSON *obj, 
 					     *field((struct config_tunables *)t, &numeric[i])))
 			return -ENOMEM;
 	}
-	if (all || strcmp(name, "iso_reading") == 0) {
+	if (all || strcmp(name, TUNABLE_ISO_READING) == 0) {
 		found = true;
-		if (!cJSON_AddStringToObject(obj, "iso_reading",
-					     t->iso_reading == ISO_READING_PER_CPU ? "per-cpu"
-										   : "machine"))
+		if (!cJSON_AddStringToObject(obj, TUNABLE_ISO_READING,
+					     t->iso_reading == ISO_READING_PER_CPU
+						     ? TUNABLE_ISO_READING_PER_CPU
+						     : TUNABLE_ISO_READING_MACHINE))
 			return -ENOMEM;
 	}
 	if (!found) {

@@ -2,13 +2,14 @@
 #include <stdlib.h>
 
 #include "sched_priv.h"
+#include "tunables.h"
 
 void sched_config_defaults(struct sched_config *cfg)
 {
-	cfg->rr_interval_ms = 6;
-	cfg->interactive = true;
-	cfg->iso_cpu = 70;
-	cfg->yield_type = 1;
+	cfg->rr_interval_ms = TUNABLE_RR_INTERVAL_DEFAULT;
+	cfg->interactive = TUNABLE_INTERACTIVE_DEFAULT;
+	cfg->iso_cpu = TUNABLE_ISO_CPU_DEFAULT;
+	cfg->yield_type = TUNABLE_YIELD_TYPE_DEFAULT;
 	cfg->iso_mode = ISO_MODE_MACHINE;
 	cfg->tick_ns = 1000000;
 	cfg->seed = 0;
@@ -16,11 +17,12 @@ void sched_config_defaults(struct sched_config *cfg)
 
 int sched_config_check(const struct sched_config *cfg)
 {
-	if (cfg->rr_interval_ms < 1 || cfg->rr_interval_ms > 1000)
+	if (cfg->rr_interval_ms < TUNABLE_RR_INTERVAL_MIN ||
+	    cfg->rr_interval_ms > TUNABLE_RR_INTERVAL_MAX)
 		return -EINVAL;
-	if (cfg->iso_cpu > 100)
+	if (cfg->iso_cpu > TUNABLE_ISO_CPU_MAX)
 		return -EINVAL;
-	if (cfg->yield_type < 0 || cfg->yield_type > 2)
+	if (cfg->yield_type < TUNABLE_YIELD_TYPE_MIN || cfg->yield_type > TUNABLE_YIELD_TYPE_MAX)
 		return -EINVAL;
 	if (cfg->iso_mode != ISO_MODE_MACHINE && cfg->iso_mode != ISO_MODE_PER_CPU)
 		return -EINVAL;

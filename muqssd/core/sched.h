@@ -30,10 +30,11 @@
 struct sched;
 
 struct sched_config {
-	unsigned int rr_interval_ms;	/* slice length, 1..1000; default 6 */
-	bool interactive;		/* global earliest deadline; default true */
-	unsigned int iso_cpu;		/* ISO cap in %, 0..100; default 70 */
-	int yield_type;			/* 0 nothing, 1 resched, 2 expire; default 1 */
+	/* Ranges and defaults of these four: tunables.h. */
+	unsigned int rr_interval_ms;	/* slice length */
+	bool interactive;		/* global earliest deadline */
+	unsigned int iso_cpu;		/* ISO cap in % */
+	int yield_type;			/* 0 nothing, 1 resched, 2 expire */
 	enum iso_mode iso_mode;		/* default ISO_MODE_MACHINE, see iso.h */
 	uint64_t tick_ns;		/* ISO accounting tick; default 1 ms */
 	uint64_t seed;			/* skip list PRNG seed; 0 = fixed default */

@@ -94,9 +94,9 @@ static const char *scope_name(enum scope_kind k)
 
 int daemon_status_json(struct daemon *d, cJSON *obj)
 {
-	const struct config_tunables *t = &d->config.tunables;
 	const struct loop_counters *lc = d->loop ? loop_counters(d->loop) : NULL;
 	cJSON *tun, *scope, *counters;
+	char err[64];
 
 	tun = cJSON_AddObjectToObject(obj, "tunables");
 	scope = cJSON_AddObjectToObject(obj, "scope");
@@ -107,12 +107,8 @@ int daemon_status_json(struct daemon *d, cJSON *obj)
 	cJSON_AddNumberToObject(obj, "uptime_s",
 				(double)(now_usec(CLOCK_MONOTONIC) - d->started_usec) / 1e6);
 	cJSON_AddNumberToObject(obj, "cpu_s", (double)daemon_cpu_usec() / 1e6);
-	cJSON_AddNumberToObject(tun, "rr_interval", t->rr_interval_ms);
-	cJSON_AddNumberToObject(tun, "interactive", t->interactive);
-	cJSON_AddNumberToObject(tun, "iso_cpu", t->iso_cpu);
-	cJSON_AddNumberToObject(tun, "yield_type", t->yield_type);
-	cJSON_AddStringToObject(tun, "iso_reading",
-				t->iso_reading == ISO_READING_PER_CPU ? "per-cpu" : "machine");
+	if (tunables_get(&d->config.tunables, NULL, tun, err, sizeof(err)) < 0)
+		return -ENOMEM;
 	cJSON_AddStringToObject(scope, "kind", scope_name(d->config.scope));
 	if (d->config.scope == SCOPE_PID)
 		cJSON_AddNumberToObject(scope, "pid", d->config.scope_pid);
