@@ -12,6 +12,7 @@
 #include "config.h"
 #include "core/task.h"
 
+struct auth_view;
 
 struct control_ops {
 	int (*status)(void *userdata, cJSON *obj);
@@ -38,15 +39,9 @@ struct control_ops {
 	/* Writes a reason into err on failure. */
 	int (*set_class)(void *userdata, pid_t pid, pid_t tid, enum sched_class class,
 			 bool nice_set, int nice, char *err, size_t errlen);
-	/* The class the daemon has given tid (or any thread of pid when tid
-	 * is 0) is IDLEPRIO: 1, not: 0, or -errno. NULL, or -EOPNOTSUPP:
-	 * the kernel policy is asked instead (SCHED_IDLE). */
-	int (*is_idleprio)(void *userdata, pid_t pid, pid_t tid);
-	/* The nice tid's owner set, given the kernel's nice of it now: where
-	 * the daemon translated a hog's nice for the kernel's fair class, the
-	 * nice that translation stands for; else kernel_nice. NULL: the
-	 * kernel's nice is the owner's. */
-	int (*owner_nice)(void *userdata, pid_t tid, int kernel_nice);
+	/* What the daemon holds tasks in, for the rules of auth_task(). NULL:
+	 * the kernel's view (its policy and nice) alone. */
+	void (*auth_view)(void *userdata, struct auth_view *ret);
 	/* The live tunables; written only after a value passed validation. */
 	struct config_tunables *(*tunables)(void *userdata);
 	void (*tunables_changed)(void *userdata);

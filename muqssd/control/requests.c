@@ -134,7 +134,10 @@ static int class_from_name(const char *name, enum sched_class *ret)
 
 /*
  * The pid is pinned by a pidfd for the length of the request, which
- * catches a process that dies while we decide. The client's start time,
+ * catches a process that dies while we decide. pidfd_open(2) refuses a
+ * thread that leads no process (EINVAL, ENOENT since Linux 6.9): such a
+ * pid names no process here either, or the daemon would change the whole
+ * process of a thread whose owner alone was checked. The client's start time,
  * which catches a pid reused since the client looked, is checked against
  * the daemon's table (ops.adopt): a read of the task's stat here could
  * wait for its exec to end.
@@ -168,16 +171,18 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 		pid = tgid;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (pidfd < 0 && errno == ESRCH) {
-		(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
+	if (pidfd < 0) {
+		if (errno == ESRCH || errno == EINVAL || errno == ENOENT)
+			(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
+		else
+			reply_errno(c, -errno, "set_class: cannot hold the process");
 		return;
 	}
 	r = auth_set_class(c, (pid_t)pid, (pid_t)tid, q.class, q.nice_set, (int)nice, err,
 			   sizeof(err));
 	if (r < 0) {
 		(void)client_reply_error(c, r, "%s", err);
-		if (pidfd >= 0)
-			close(pidfd);
+		close(pidfd);
 		return;
 	}
 	q.pid = (pid_t)pid;

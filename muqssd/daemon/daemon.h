@@ -109,6 +109,10 @@ int daemon_set_class(struct daemon *d, pid_t pid, pid_t tid, enum sched_class cl
 int daemon_task_class(struct daemon *d, pid_t tid);
 /* The nice tid's owner set: a hog's translated kernel nice mapped back. */
 int daemon_owner_nice(struct daemon *d, pid_t tid, int kernel_nice);
+/* The daemon's view of its tasks for auth_task(), both doors' rule
+ * (daemon_auth.c). */
+struct auth_view;
+void daemon_auth_view(struct daemon *d, struct auth_view *ret);
 /* Tracker callbacks, forwarded by daemon_track.c. */
 struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);

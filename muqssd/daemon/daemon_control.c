@@ -6,7 +6,6 @@
 
 #include "control.h"
 #include "log.h"
-#include "loop.h"
 #include "tracker.h"
 
 static int ctl_status(void *userdata, cJSON *obj)
@@ -86,40 +85,9 @@ static int ctl_set_class(void *userdata, pid_t pid, pid_t tid, enum sched_class 
 				errlen);
 }
 
-struct idle_check {
-	struct loop *loop;
-	int found;
-};
-
-static void idle_one(struct tracked_task *tt, void *userdata)
+static void ctl_auth_view(void *userdata, struct auth_view *ret)
 {
-	struct idle_check *c = userdata;
-
-	if (loop_task_class(c->loop, tt->tid) == SCHED_CLASS_IDLEPRIO)
-		c->found = 1;
-}
-
-/* What muqssd holds the task in, not the kernel policy it shows. */
-static int ctl_is_idleprio(void *userdata, pid_t pid, pid_t tid)
-{
-	struct daemon *d = userdata;
-	struct idle_check c = { d->loop, 0 };
-	int r;
-
-	if (!d->loop)
-		return -EOPNOTSUPP;
-	if (tid > 0) {
-		r = loop_task_class(d->loop, tid);
-		return r < 0 ? r : r == SCHED_CLASS_IDLEPRIO;
-	}
-	if (!tracker_foreach_thread(d->tracker, pid, idle_one, &c))
-		return -ESRCH;
-	return c.found;
-}
-
-static int ctl_owner_nice(void *userdata, pid_t tid, int kernel_nice)
-{
-	return daemon_owner_nice(userdata, tid, kernel_nice);
+	daemon_auth_view(userdata, ret);
 }
 
 static struct config_tunables *ctl_tunables(void *userdata)
@@ -147,8 +115,7 @@ static const struct control_ops ops = {
 	.dump_queues = ctl_dump_queues,
 	.adopt = ctl_adopt,
 	.set_class = ctl_set_class,
-	.is_idleprio = ctl_is_idleprio,
-	.owner_nice = ctl_owner_nice,
+	.auth_view = ctl_auth_view,
 	.tunables = ctl_tunables,
 	.tunables_changed = ctl_tunables_changed,
 	.reload = ctl_reload,

@@ -3,9 +3,13 @@
 another unprivileged user's task (whole process and one thread, every
 class), IDLEPRIO -> NORMAL, BATCH or ISO on its own task, every tunable
 and reload are refused, and the other user's task is left as it was.
-Then, as root: a symlink or other file planted at the socket path or the
-state path is not followed, and the daemon refuses to start."""
+A root process whose threads have different real uids (one thread
+dropped privilege): a whole-process request needs every thread to be
+nobody's, and a thread's id named as a process is no process. Then, as
+root: a symlink or other file planted at the socket path or the state
+path is not followed, and the daemon refuses to start."""
 
+import contextlib
 import os
 import shutil
 import signal
@@ -14,10 +18,13 @@ import sys
 import tempfile
 import time
 
-from sched_util import MUQSSCTL, MUQSSD, Daemon, Scope, task_sched, threads_of  # noqa: E402
+from sched_util import (BUILD, MUQSSCTL, MUQSSD, Daemon, Scope, task_sched, uid_of,  # noqa: E402
+                        threads_of)
 
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 OTHER = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"]
+MIXED = os.path.join(BUILD, "tests", "drills", "drill-mixed-uid")
+CLASSES = ("iso", "idleprio", "normal", "batch")
 
 
 def as_nobody(sock, *args):
@@ -25,39 +32,44 @@ def as_nobody(sock, *args):
                           text=True, timeout=10)
 
 
-def owner(p):
-    with open(f"/proc/{p}/status", "rb") as f:
-        for line in f:
-            if line.startswith(b"Uid:"):
-                return int(line.split()[1])
-    return -1
-
-
 def sleepers(scope, uid):
     return [p for p in scope.pids()
             if os.path.exists(f"/proc/{p}") and open(f"/proc/{p}/comm", "rb").read().strip() == b"sleep"
-            and owner(p) == uid]
+            and uid_of(p) == uid]
 
 
-def refused(sock, want, *args):
+def refused(sock, want, *args, code=4):
+    """muqssctl's exit code 4: permission denied; 5: no such process."""
     r = as_nobody(sock, *args)
-    assert r.returncode == 4 and want in r.stderr, \
+    assert r.returncode == code and want in r.stderr, \
         f"nobody: muqssctl {' '.join(args)}: exit {r.returncode} {r.stderr.strip()!r}"
     return r.stderr.strip()
 
 
-def user_checks():
-    scope = Scope([" ".join(NOBODY) + " sleep 30", " ".join(OTHER) + " sleep 30"], limit=40)
+@contextlib.contextmanager
+def daemon_on(cmds):
+    """(scope, daemon): the daemon on a scope of cmds, its socket within
+    nobody's reach; both gone after."""
+    scope = Scope(cmds, limit=40)
     os.chmod(scope.tmp, 0o755)  # nobody must reach the socket
     d = None
     try:
         d = Daemon(scope.root.pid, scope.tmp)
+        yield scope, d
+    finally:
+        if d:
+            d.kill(signal.SIGTERM)
+        scope.close()
+
+
+def user_checks():
+    with daemon_on([" ".join(NOBODY) + " sleep 30", " ".join(OTHER) + " sleep 30"]) as (scope, d):
         time.sleep(0.3)
         mine, = sleepers(scope, 65534)
         other, = sleepers(scope, 1)
         before = {t: task_sched(t)[:3] for t in threads_of(other)}
         msgs = []
-        for cls in ("iso", "idleprio", "normal", "batch"):
+        for cls in CLASSES:
             msgs.append(refused(d.sock, f"permission denied: pid {other} belongs to uid 1", cls,
                                 str(other)))
             msgs.append(refused(d.sock, f"permission denied: pid {other} belongs to uid 1", cls,
@@ -77,12 +89,52 @@ def user_checks():
         msgs.append(refused(d.sock, "reload needs root", "reload"))
         for m in sorted(set(msgs)):
             print("refused:", m)
-        d.kill(signal.SIGTERM)
-        d = None
-    finally:
-        if d:
-            d.kill(signal.SIGTERM)
-        scope.close()
+
+
+def mixed_procs(scope):
+    """{mode: (pid, tid of its root thread, tid of its nobody thread)} of
+    the scope's drill-mixed-uid processes, once each has dropped."""
+    out = {}
+    end = time.monotonic() + 10
+    while time.monotonic() < end and len(out) < 2:
+        for p in scope.pids():
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+                if not argv[0].endswith(b"/drill-mixed-uid"):
+                    continue
+                by_uid = {uid_of(t): t for t in threads_of(p)}
+            except OSError:
+                continue
+            if sorted(by_uid) == [0, 65534]:
+                out[argv[1].decode()] = (p, by_uid[0], by_uid[65534])
+        time.sleep(0.05)
+    assert len(out) == 2, f"drill-mixed-uid did not start: {out}"
+    return out
+
+
+def mixed_threads():
+    with daemon_on([f"{MIXED} worker 65534", f"{MIXED} main 65534"]) as (scope, d):
+        procs = mixed_procs(scope)
+        time.sleep(0.3)
+        pids = [p for p, _, _ in procs.values()]
+        before = {t: task_sched(t)[:3] for p in pids for t in threads_of(p)}
+        # Root's main thread, a second thread nobody's: that thread's id
+        # named as a process (whose main thread went SCHED_IDLE before).
+        pid, root_tid, nobody_tid = procs["worker"]
+        assert pid == root_tid
+        for cls in CLASSES:
+            refused(d.sock, f"no such process: {nobody_tid}", cls, str(nobody_tid), code=5)
+        # The main thread nobody's, a second thread root's: the whole
+        # process is not nobody's (its main thread's uid was all checked).
+        pid, root_tid, nobody_tid = procs["main"]
+        assert pid == nobody_tid
+        for cls in CLASSES:
+            refused(d.sock, f"thread {root_tid} of pid {pid} belongs to uid 0", cls, str(pid))
+        time.sleep(0.3)  # a lever the loop pulls at its next tick
+        after = {t: task_sched(t)[:3] for p in pids for t in threads_of(p)}
+        assert before == after, f"a root thread changed: {before} -> {after}"
+        print("mixed-uid process: whole-process requests refused, threads unchanged")
 
 
 def start_refused(scope_pid, tmp, sock, state, what):
@@ -151,8 +203,9 @@ def main():
         print("needs root")
         return 77
     user_checks()
+    mixed_threads()
     planted_files()
-    print("2 passed, 0 failed")
+    print("3 passed, 0 failed")
     return 0
 
 
