@@ -29,11 +29,12 @@ struct rtkit_ops {
 };
 
 /* The thread a request names, and its process held by a pidfd opened
- * before anything was read of it. */
+ * before anything was read of it; the caller it was authorized for. */
 struct rtkit_target {
 	pid_t pid;
 	pid_t tid;
 	int pidfd;
+	uid_t uid;
 };
 
 /* rtkit_auth.c. May caller_uid act on thread of process (UINT64_MAX: the
@@ -41,8 +42,9 @@ struct rtkit_target {
  * whose pidfd the caller closes (also on failure: -1 then). It reads
  * only /proc's status, which never waits on the task: this runs on the
  * daemon's loop. 0; -ESRCH no such thread in that process; -EPERM
- * another user's thread (root may name any). err gets the reason for the
- * caller. */
+ * another user's thread (root may name any: auth_owner() with uid 0 as
+ * the only admin). err gets the reason for the caller. What the request
+ * may then do is auth_task()'s to say, as for the control socket. */
 int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64_t thread,
 		    struct rtkit_target *ret, char *err, size_t errlen);
 /* rtkit's bounds: priority 1..RTKIT_MAX_REALTIME_PRIORITY, nice
@@ -50,8 +52,10 @@ int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64
 int rtkit_check_priority(uint32_t priority, char *err, size_t errlen);
 int rtkit_check_nice(int32_t nice, char *err, size_t errlen);
 /* Is the target still the thread it was when authorized: its process
- * alive, and tid one of its threads (a tid reused in another process is
- * not)? 0 or -ESRCH. */
+ * alive, tid one of its threads (a tid reused in another process is
+ * not), and still the caller's (a thread may change its real uid, as one
+ * of a root process that drops privilege for a while does)? 0, -ESRCH or
+ * -EPERM. */
 int rtkit_target_recheck(const struct rtkit_target *t);
 /* The D-Bus error name rtkit answers -errno with. */
 const char *rtkit_error_name(int error);

@@ -11,17 +11,25 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "task_auth.h"
 
 #define PID_MAX_LIMIT 4194304
+
+/* rtkit-daemon's rule: root may name any thread, a user only their own. */
+static struct auth_caller caller_of(uid_t uid)
+{
+	return (struct auth_caller){ uid, uid == 0, RTKIT_MIN_NICE_LEVEL };
+}
 
 int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64_t thread,
 		    struct rtkit_target *ret, char *err, size_t errlen)
 {
+	const struct auth_caller who = caller_of(caller_uid);
 	pid_t pid, tid, tgid;
-	uid_t owner;
 	int r;
 
 	ret->pidfd = -1;
+	ret->uid = caller_uid;
 	if (process == UINT64_MAX)
 		process = (uint64_t)caller_pid;
 	if (process == 0 || process > PID_MAX_LIMIT || thread > PID_MAX_LIMIT) {
@@ -42,16 +50,9 @@ int rtkit_authorize(uid_t caller_uid, pid_t caller_pid, uint64_t process, uint64
 		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
 		return -ESRCH;
 	}
-	r = proc_real_uid(pid, tid, &owner);
-	if (r < 0) {
-		snprintf(err, errlen, "no thread %d in process %d", (int)tid, (int)pid);
-		return -ESRCH;
-	}
-	if (caller_uid != 0 && owner != caller_uid) {
-		snprintf(err, errlen, "thread %d belongs to uid %u, not to uid %u", (int)tid,
-			 (unsigned)owner, (unsigned)caller_uid);
-		return -EPERM;
-	}
+	r = auth_owner(&who, pid, tid, err, errlen);
+	if (r < 0)
+		return r;
 	ret->pid = pid;
 	ret->tid = tid;
 	return 0;
@@ -78,13 +79,15 @@ int rtkit_check_nice(int32_t nice, char *err, size_t errlen)
 
 int rtkit_target_recheck(const struct rtkit_target *t)
 {
+	const struct auth_caller who = caller_of(t->uid);
+	char err[128];
 	pid_t tgid;
 
 	if (t->pidfd < 0 || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0)
 		return -ESRCH;
 	if (proc_tgid(t->tid, &tgid) < 0 || tgid != t->pid)
 		return -ESRCH;
-	return 0;
+	return auth_owner(&who, t->pid, t->tid, err, sizeof(err));
 }
 
 const char *rtkit_error_name(int error)

@@ -101,6 +101,53 @@ static void test_other_user(void)
 	done(&t);
 }
 
+/* A thread authorized as the caller's and then another user's (a root
+ * process's thread back from a uid it dropped to) is refused at the
+ * recheck that comes before every change. Needs root to change uids. */
+static void test_owner_changed(void)
+{
+	struct rtkit_target t;
+	char err[256], c;
+	int to_child[2], to_parent[2];
+	pid_t child;
+
+	if (geteuid() != 0) {
+		printf("owner change: needs root, not checked\n");
+		return;
+	}
+	REQUIRE(pipe(to_child) == 0 && pipe(to_parent) == 0);
+	child = fork();
+	REQUIRE(child >= 0);
+	if (child == 0) {
+		/* Saved uid 0 kept, to come back. Ends when the test closes its
+		 * end of the pipe, or exits on a failed REQUIRE. */
+		close(to_child[1]);
+		if (setresuid(65534, 65534, 0) < 0 || write(to_parent[1], "d", 1) != 1 ||
+		    read(to_child[0], &c, 1) != 1 || setresuid(0, 0, 0) < 0 ||
+		    write(to_parent[1], "r", 1) != 1)
+			_exit(1);
+		while (read(to_child[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(to_child[0]);
+	REQUIRE(read(to_parent[0], &c, 1) == 1 && c == 'd');
+	CHECK(rtkit_authorize(65534, getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
+	CHECK(rtkit_target_recheck(&t) == 0);
+	REQUIRE(write(to_child[1], "g", 1) == 1);
+	REQUIRE(read(to_parent[0], &c, 1) == 1 && c == 'r');
+	CHECK(rtkit_target_recheck(&t) == -EPERM);
+	done(&t);
+	/* Root's request is root's whoever owns the thread. */
+	CHECK(rtkit_authorize(0, getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
+	CHECK(rtkit_target_recheck(&t) == 0);
+	done(&t);
+	close(to_child[1]);
+	CHECK(waitpid(child, NULL, 0) == child);
+	close(to_parent[0]);
+	close(to_parent[1]);
+}
+
 /* A thread must be in the process named; nonsense pids are no process. */
 static void test_wrong_process(void)
 {
@@ -143,6 +190,7 @@ int main(void)
 	test_own_threads();
 	test_process_gone();
 	test_other_user();
+	test_owner_changed();
 	test_wrong_process();
 	test_bounds();
 	return CHECK_EXIT();
