@@ -147,8 +147,7 @@ void enforce_forget(struct enforcer *e, pid_t tid)
 /* On our way out. A task may fork between the last fork event we read
  * and its own restore here, and the child inherits our pin, SCHED_IDLE
  * or slice with no record and no event read: so, as a restore after a
- * crash does, each task's offspring are repaired once all are back (the
- * crash drill left one pinned about once in five runs). */
+ * crash does, each task's offspring are repaired once all are back. */
 int enforcer_restore_all(struct enforcer *e)
 {
 	uint64_t now = now_nsec(CLOCK_BOOTTIME);

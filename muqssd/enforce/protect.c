@@ -16,9 +16,8 @@
 
 /* The fd table grows as the daemon opens the /proc files of new tasks,
  * and each growth waits for an RCU grace period (expand_files() calls
- * synchronize_rcu()), which CPUs held by our boosts hold back: the stall
- * drill caught the tick there for 18 ms. Grown once now, to the soft
- * limit at most, it never grows in a tick. */
+ * synchronize_rcu()), which CPUs held by our boosts hold back. Grown once
+ * now, to the soft limit at most, it never grows in a tick. */
 static void presize_fd_table(void)
 {
 	struct rlimit rl;

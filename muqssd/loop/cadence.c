@@ -75,3 +75,13 @@ uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		l->pull_ns = l->pull_ns * 2 < TICK_BUSY_MAX_NS ? l->pull_ns * 2 : TICK_BUSY_MAX_NS;
 	return l->tick_ns;
 }
+
+/* New work while the tick is calm (up to TICK_IDLE_NS apart) may be the
+ * start of a load: a task started beside hogs would meet them in the fair
+ * class until the calm tick saw them. Not in a swarm, whose tick is slow
+ * on purpose, nor while the tick is busy anyway. */
+uint64_t cadence_pull(const struct loop *l, const struct managed_task *m)
+{
+	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS ?
+		       l->last_tick_ns + l->pull_ns : 0;
+}

@@ -216,6 +216,8 @@ unsigned cadence_sweep_budget(const struct loop *l);
 /* Sets and returns l->tick_ns (and l->pull_ns) after a tick. */
 uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		      uint64_t queued_slice_ns);
+/* When new work m brings the next tick, or 0: no sooner than planned. */
+uint64_t cadence_pull(const struct loop *l, const struct managed_task *m);
 
 /* levers.c: the levers for one task, with their failures logged once. */
 void managed_boost(struct loop *l, struct managed_task *m, int prio);

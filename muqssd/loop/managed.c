@@ -216,22 +216,11 @@ static void release(struct loop *l, struct managed_task *m, bool gone)
 		(void)l->lv.ops->release(l->lv.ctx, target_of(m));
 }
 
-/* New work while the tick is calm (up to TICK_IDLE_NS apart) may be the
- * start of a load: a frame task started beside hogs would meet them in
- * the fair class until the calm tick saw them, and miss its first frame.
- * Not in a swarm, whose tick is slow on purpose, nor while the tick is
- * busy anyway. */
-static uint64_t calm_tick_pulled(const struct loop *l, const struct managed_task *m)
-{
-	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS ?
-		       l->last_tick_ns + l->pull_ns : 0;
-}
-
 uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		       uint64_t event_ns, uint64_t now)
 {
 	adopt(l, tt, rule, event_ns, now);
-	return calm_tick_pulled(l, tt->sched_data);
+	return cadence_pull(l, tt->sched_data);
 }
 
 /* A task that exec'd is running: it gets its run queue and class now,
@@ -278,7 +267,7 @@ uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct lo
 	m = tt->sched_data;
 	if (m && queue_at_exec(l, m, event_ns, now))
 		return l->last_tick_ns + TICK_ACTIVE_NS;
-	return calm_tick_pulled(l, m);
+	return cadence_pull(l, m);
 }
 
 void loop_task_forked(struct loop *l, struct tracked_task *parent, pid_t tid, pid_t tgid,

@@ -5,7 +5,7 @@
  * exec_update_lock, which a task holds for write through most of an
  * execve. A task preempted mid-exec behind one of our FIFO boosts would
  * hold the tick in that read, and with it every boost, until the kernel's
- * RT throttling let it run (950 ms was seen). status and schedstat take no
+ * RT throttling let it run. status and schedstat take no
  * lock of the task's. So the tick reads schedstat (CPU and wait time),
  * status (the state) and sched_getattr() (policy and nice, a system call
  * that waits on nothing). stat, with the start time and last CPU, is read
