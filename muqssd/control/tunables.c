@@ -1,4 +1,6 @@
-/* Tunables by name: validation with messages that name the range. */
+/* Tunables by name over the control socket: validation with messages that
+ * name the range. The table of names, ranges and defaults is
+ * libmuqss-client/proto/tunables.h. */
 #include "control-internal.h"
 
 #include <errno.h>
