@@ -20,12 +20,12 @@
 #include "tracker.h"
 
 /* The task source: the tracker. */
-static uint64_t src_refresh(void *ctx, uint64_t now, unsigned budget, uint64_t cold_ns,
-			    uint64_t slow_ns)
+static uint64_t src_refresh(void *ctx, uint64_t now, uint64_t until, unsigned budget,
+			    uint64_t cold_ns, uint64_t slow_ns)
 {
 	uint64_t done;
 
-	(void)tracker_refresh_active(ctx, now, budget, cold_ns, slow_ns);
+	(void)tracker_refresh_active(ctx, now, until, budget, cold_ns, slow_ns);
 	done = now_nsec(CLOCK_MONOTONIC);
 	return done > now ? done : now;
 }

@@ -11,6 +11,13 @@ unsigned cadence_sweep_budget(const struct loop *l)
 	return (unsigned)(idle * (l->tick_ns / 1000) / 2000000) + 1;
 }
 
+uint64_t cadence_read_max_ns(uint64_t dt)
+{
+	uint64_t max = dt / TICK_READ_SHARE;
+
+	return max < TICK_READ_MIN_NS ? TICK_READ_MIN_NS : max > TICK_READ_MAX_NS ? TICK_READ_MAX_NS : max;
+}
+
 /* The next event that needs us is a boosted task (running, first in a
  * queue, or armed and asleep) using up its slice, and CPU time runs no
  * faster than the clock: a tick after the smallest slice left demotes it

@@ -43,6 +43,12 @@
  * contends. Its sleep, or its owner's renice, is seen that much later.
  * Under TICK_HOGS_NS * 2, so the calm tick reads it every other time. */
 #define TICK_HOG_READ_NS (45ULL * 1000 * 1000)
+/* A tick's reads get a quarter of the time since the last tick, within
+ * these bounds: any user in scope can start threads, and a tick that read
+ * them all ran past the deadman's bound (and took a CPU from them). */
+#define TICK_READ_SHARE 4
+#define TICK_READ_MIN_NS (1ULL * 1000 * 1000)
+#define TICK_READ_MAX_NS (4ULL * 1000 * 1000)
 /* How long ago a task must have run to be worth a wake-up boost. Well
  * under TRACKER_IDLE_AFTER_NS: a sleeper that long quiet leaves the
  * active list, no tick visits it after, and a wait boost it still held

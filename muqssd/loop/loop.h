@@ -40,10 +40,12 @@ struct loop_source_ops {
 	/* Brings every active task's state and CPU clock up to date and
 	 * probes up to idle_budget idle ones (tracker_refresh_active()).
 	 * Tasks read less than cold_ns ago (slow_ns if tt->slow) may be
-	 * skipped unless tt->hot. Returns when the reads ended (at least
-	 * now): later than now by however long they were held up. */
-	uint64_t (*refresh)(void *ctx, uint64_t now, unsigned idle_budget, uint64_t cold_ns,
-			    uint64_t slow_ns);
+	 * skipped unless tt->hot. No read starts at or after until: hot
+	 * tasks first, the rest carried to the next call. Returns when the
+	 * reads ended (at least now): later than now by however long they
+	 * were held up. */
+	uint64_t (*refresh)(void *ctx, uint64_t now, uint64_t until, unsigned idle_budget,
+			    uint64_t cold_ns, uint64_t slow_ns);
 	void (*foreach_active)(void *ctx, tracker_task_func_t fn, void *userdata);
 	void (*foreach)(void *ctx, tracker_task_func_t fn, void *userdata);
 	size_t (*foreach_thread)(void *ctx, pid_t tgid, tracker_task_func_t fn, void *userdata);

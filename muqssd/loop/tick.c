@@ -128,7 +128,8 @@ uint64_t loop_tick(struct loop *l, uint64_t now)
 
 	l->last_tick_ns = now;
 	tick_reset(l);
-	read_ns = l->src.ops->refresh(l->src.ctx, now, budget, TICK_COLD_NS, TICK_HOG_READ_NS);
+	read_ns = l->src.ops->refresh(l->src.ctx, now, now + cadence_read_max_ns(dt), budget,
+				      TICK_COLD_NS, TICK_HOG_READ_NS);
 	/* Reads held up (a slow one, a host pause): the tick decides on
 	 * when they ended, or a stop would outlast its bound and a deadline
 	 * be set in the past by the hold. */

@@ -209,9 +209,13 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
 #define TRACKER_SWEEP_PER_SEC 1000
 /* With cold_ns, an active task read less than cold_ns ago (slow_ns if
  * its user marked it slow) is skipped unless its user marked it hot
- * (tracked_task.hot, .slow). */
-unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget,
-				uint64_t cold_ns, uint64_t slow_ns);
+ * (tracked_task.hot, .slow). No read starts at or after until_ns: hot
+ * tasks are read first, and the due reads left over come first at the
+ * next call (counted by tracker_reads_carried()), so no number of tasks
+ * holds the caller past until_ns by more than one read. */
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, uint64_t until_ns,
+				unsigned idle_budget, uint64_t cold_ns, uint64_t slow_ns);
+uint64_t tracker_reads_carried(const struct tracker *t);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */
 void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);

@@ -97,6 +97,7 @@ struct tracker {
 	size_t nfd_tasks, max_fd_tasks;
 	uint64_t last_refresh_ns;
 	uint64_t sweep_carry_ns; /* time not yet spent on idle probes */
+	uint64_t reads_carried;  /* due reads left to a later refresh for time */
 
 	struct connector *conn;
 	sd_event_source *io_source;

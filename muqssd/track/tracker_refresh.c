@@ -304,35 +304,65 @@ static unsigned sweep_allowance(struct tracker *t, uint64_t now, unsigned budget
 	return (unsigned)n;
 }
 
-unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idle_budget,
-				uint64_t cold_ns, uint64_t slow_ns)
+/* Whether an active task is due a read: hot, never read, or read longer
+ * ago than its cadence. */
+static bool read_due(const struct tracked_task *task, uint64_t at, uint64_t cold_ns,
+		     uint64_t slow_ns)
 {
-	struct tracked_task *task, *next, *last;
-	unsigned n = 0;
+	return task->hot || !task->refreshed_ns ||
+	       at - task->refreshed_ns >= (task->slow ? slow_ns : cold_ns);
+}
 
-	/* Tasks that move to the idle list go to its tail, past "last". */
-	last = TAILQ_LAST(&t->idle, task_list);
-	TAILQ_FOREACH_SAFE(task, &t->active, list_link, next) {
+/* One walk of the active list, reading the due tasks that are hot (or
+ * not) until until_ns. A task read goes to the tail, so what a walk did
+ * not reach in time comes first next time. */
+static unsigned read_active(struct tracker *t, uint64_t now_ns, uint64_t until_ns, bool hot,
+			    uint64_t cold_ns, uint64_t slow_ns)
+{
+	struct tracked_task *task, *next, *last = TAILQ_LAST(&t->active, task_list);
+	unsigned n = 0;
+	bool end = !last;
+
+	for (task = TAILQ_FIRST(&t->active); task && !end; task = next) {
 		/* Each read is stamped when it is taken, not when the tick
-		 * began: a tick held up 2 s (a slow read, the deadman's drill)
-		 * stamped the reads after it 2 s early, and the next tick took
-		 * a sleeper that had not run since for idle, and left it so
-		 * until a sweep (the frame task, after the loop came back). */
+		 * began: a tick held up stamped later reads early, and the
+		 * next tick took a sleeper that had not run since for idle. */
 		uint64_t at = now_nsec(CLOCK_MONOTONIC);
 
+		next = TAILQ_NEXT(task, list_link);
+		end = task == last;
 		if (at < now_ns)
 			at = now_ns;
-		if (!task->hot && task->refreshed_ns &&
-		    at - task->refreshed_ns < (task->slow ? slow_ns : cold_ns))
+		if (task->hot != hot || !read_due(task, at, cold_ns, slow_ns))
 			continue;
+		if (at >= until_ns) {
+			t->reads_carried++;
+			continue;
+		}
 		n++;
+		TAILQ_REMOVE(&t->active, task, list_link);
+		TAILQ_INSERT_TAIL(&t->active, task, list_link);
 		if (refresh_task(t, task, at, false) < 0)
 			continue;
 		if (at > task->active_ns + TRACKER_IDLE_AFTER_NS)
 			tracker_set_active(t, task, false);
 	}
+	return n;
+}
+
+unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, uint64_t until_ns,
+				unsigned idle_budget, uint64_t cold_ns, uint64_t slow_ns)
+{
+	struct tracked_task *task, *last;
+	unsigned n;
+
+	/* Tasks that move to the idle list go to its tail, past "last". */
+	last = TAILQ_LAST(&t->idle, task_list);
+	n = read_active(t, now_ns, until_ns, true, cold_ns, slow_ns);
+	n += read_active(t, now_ns, until_ns, false, cold_ns, slow_ns);
 	idle_budget = sweep_allowance(t, now_ns, idle_budget);
-	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle))) {
+	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle)) &&
+	       now_nsec(CLOCK_MONOTONIC) < until_ns) {
 		bool end = task == last;
 
 		n++;
@@ -345,4 +375,9 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, unsigned idl
 			break;
 	}
 	return n;
+}
+
+uint64_t tracker_reads_carried(const struct tracker *t)
+{
+	return t->reads_carried;
 }

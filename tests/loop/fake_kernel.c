@@ -78,8 +78,8 @@ static void show_policy(struct fk_task *t)
 }
 
 /* The task source. */
-static uint64_t src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint64_t cold_ns,
-			    uint64_t slow_ns)
+static uint64_t src_refresh(void *ctx, uint64_t now, uint64_t until, unsigned idle_budget,
+			    uint64_t cold_ns, uint64_t slow_ns)
 {
 	struct fake_kernel *fk = ctx;
 	uint64_t dt;
@@ -101,6 +101,7 @@ static uint64_t src_refresh(void *ctx, uint64_t now, unsigned idle_budget, uint6
 	 * watches it: a woken task that waits for a CPU ('R', burning
 	 * nothing) reads as it was. */
 	(void)idle_budget;
+	(void)until; /* its reads take no time */
 	if (fk->step)
 		fk->step(fk, now, fk->step_data);
 	fk->last_refresh_ns = now;
