@@ -91,8 +91,21 @@ bool contention_starts(const struct loop *l)
 
 void contention_swarm(struct loop *l)
 {
-	if (l->swarm == (l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus))
+	bool crowd = l->recent_sleepers > SWARM_PER_CPU * (unsigned)l->nr_cpus;
+	uint64_t now = l->last_tick_ns;
+
+	/* A swarm ends only once it stays thin for SWARM_WINDOW_NS: one tick
+	 * whose reads were cut short counts few, and each end and start
+	 * costs a pin or an unpin for every member. */
+	if (l->swarm && !crowd) {
+		if (!l->swarm_thin_since_ns)
+			l->swarm_thin_since_ns = now;
+		if (now - l->swarm_thin_since_ns < SWARM_WINDOW_NS)
+			return;
+	}
+	l->swarm_thin_since_ns = 0;
+	if (l->swarm == crowd)
 		return;
-	l->swarm = !l->swarm;
+	l->swarm = crowd;
 	log_debug("swarm: %s (%u recent sleepers)", l->swarm ? "yes" : "no", l->recent_sleepers);
 }

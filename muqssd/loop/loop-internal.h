@@ -163,6 +163,7 @@ struct loop {
 	bool born_pending;	/* this tick: a task may turn out a hog from birth */
 	unsigned recent_sleepers;	/* this tick: for the swarm test */
 	bool swarm;			/* as the last tick found */
+	uint64_t swarm_thin_since_ns;	/* a swarm's count low since, or 0 */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;
@@ -219,6 +220,8 @@ void idleprio_gate(struct loop *l);
 /* cadence.c: when the next tick comes. */
 /* How many sleepers this tick's sweep reads. */
 unsigned cadence_sweep_budget(const struct loop *l);
+/* How long this tick's reads may take, dt after the last tick. */
+uint64_t cadence_read_max_ns(uint64_t dt);
 /* Sets and returns l->tick_ns (and l->pull_ns) after a tick. */
 uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		      uint64_t queued_slice_ns);

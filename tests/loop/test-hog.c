@@ -314,6 +314,15 @@ static void test_swarm(void)
 		CHECK_EQ(fk_get(&fk, 200 + i)->boost_prio, 0);
 		CHECK(!fk_get(&fk, 200 + i)->pinned);
 	}
+	/* One thin tick (its reads cut short, or late) ends no swarm: each
+	 * end and start costs a call for every member. */
+	for (int i = 0; i < N; i++)
+		fk_set_state(&fk, 200 + i, 'S', 300);
+	CHECK_EQ(fk_tick(&fk, 60 * MS), TICK_SWARM_NS);
+	for (int i = 0; i < N; i++)
+		fk_set_state(&fk, 200 + i, i % 4 ? 'S' : 'R', 300);
+	CHECK_EQ(fk_tick(&fk, 2 * MS), TICK_SWARM_NS);
+	CHECK_EQ(fk_calls_total(&fk), 0);
 	/* Back to a few. */
 	acted = 0;
 	for (int n = 0; n < 60; n++) {
