@@ -40,6 +40,10 @@ void rule_clear(struct rule *rule)
 	free(rule->cmdline);
 	free(rule->user);
 	free(rule->cgroup);
+	free(rule->ancestor_comm);
+	if (rule->match & RULE_MATCH_ANCESTOR_CMDLINE)
+		regfree(&rule->ancestor_cmdline_re);
+	free(rule->ancestor_cmdline);
 	free(rule->type);
 	free(rule->file);
 	memset(rule, 0, sizeof(*rule));
@@ -61,6 +65,8 @@ int rules_add(struct rules *r, struct rule *rule, const struct rule_pos *pos)
 		return -ENOMEM;
 	rule->line = pos->line;
 	rule->order = r->n_rules;
+	r->windows_names |= ((rule->match & RULE_MATCH_COMM) && rules_names_windows_program(rule->comm)) ||
+			    ((rule->match & RULE_MATCH_EXE) && rules_names_windows_program(rule->exe));
 	r->rules[r->n_rules++] = *rule;
 	memset(rule, 0, sizeof(*rule));
 	return 0;

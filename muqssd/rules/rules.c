@@ -1,9 +1,8 @@
-/* Loading a rules directory, and matching a process against the rules. */
+/* Loading a rules directory. */
 #include "rules_private.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,6 @@
 #include "trusted_file.h"
 #include "trusted_path.h"
 
-#define COMM_MAX 15	 /* TASK_COMM_LEN - 1 */
 #define WALK_MAX_DEPTH 4 /* ananicy.d nests 00-default/games/... */
 
 char *rules_cmdline_join(char *buf, size_t len)
@@ -202,91 +200,4 @@ int rules_load(struct rules **ret, const char *dir)
 		  r->bad_lines);
 	*ret = r;
 	return 0;
-}
-
-static bool comm_matches(const char *want, const struct rule_subject *s)
-{
-	if (!s->comm)
-		return false;
-	if (strlen(want) <= COMM_MAX)
-		return strcmp(want, s->comm) == 0;
-	/* The kernel cut the name at 15: a prefix, or the whole exe name. */
-	if (strlen(s->comm) == COMM_MAX && strncmp(want, s->comm, COMM_MAX) == 0)
-		return true;
-	if (s->exe) {
-		const char *base = strrchr(s->exe, '/');
-
-		return strcmp(base ? base + 1 : s->exe, want) == 0;
-	}
-	return false;
-}
-
-static bool cgroup_matches(const char *prefix, const char *cgroup)
-{
-	size_t n = strlen(prefix);
-
-	while (n > 1 && prefix[n - 1] == '/')
-		n--;
-	if (!cgroup || strncmp(prefix, cgroup, n) != 0)
-		return false;
-	return n == 1 || cgroup[n] == '\0' || cgroup[n] == '/';
-}
-
-/* The kinds a caller has at hand: user, comm and exe. */
-static bool eager_matches(const struct rule *rule, const struct rule_subject *s)
-{
-	if ((rule->match & RULE_MATCH_USER) && rule->uid != s->uid)
-		return false;
-	if ((rule->match & RULE_MATCH_COMM) && !comm_matches(rule->comm, s))
-		return false;
-	return !(rule->match & RULE_MATCH_EXE) || (s->exe && fnmatch(rule->exe, s->exe, 0) == 0);
-}
-
-unsigned rules_lazy_fields(const struct rules *r, const struct rule_subject *s)
-{
-	unsigned need = 0;
-
-	for (size_t i = 0; r && i < r->n_rules; i++)
-		if ((r->rules[i].match & RULES_LAZY) && eager_matches(&r->rules[i], s))
-			need |= r->rules[i].match & RULES_LAZY;
-	return need;
-}
-
-unsigned rules_fields(const struct rules *r)
-{
-	unsigned all = 0;
-
-	for (size_t i = 0; r && i < r->n_rules; i++)
-		all |= r->rules[i].match;
-	return all;
-}
-
-bool rule_matches(const struct rule *rule, const struct rule_subject *s)
-{
-	if (!eager_matches(rule, s))
-		return false;
-	if ((rule->match & RULE_MATCH_CGROUP) && !cgroup_matches(rule->cgroup, s->cgroup))
-		return false;
-	if ((rule->match & RULE_MATCH_CMDLINE) &&
-	    (!s->cmdline || regexec(&rule->cmdline_re, s->cmdline, 0, NULL, 0) != 0))
-		return false;
-	return true;
-}
-
-const struct rule *rules_match(const struct rules *r, const struct rule_subject *s)
-{
-	const struct rule *best = NULL;
-
-	if (!r)
-		return NULL;
-	for (size_t i = 0; i < r->n_rules; i++) {
-		const struct rule *rule = &r->rules[i];
-
-		/* Later rules come later in the array: >= lets them win ties. */
-		if (best && rule->match < best->match)
-			continue;
-		if (rule_matches(rule, s))
-			best = rule;
-	}
-	return best;
 }

@@ -1,6 +1,7 @@
 /* A sentence for "muqssctl rules --explain PID". */
 #include "rules_private.h"
 
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,25 @@ static const char *or_none(const char *s)
 	return s ? s : "(none)";
 }
 
+static void add_ancestor(struct text *t, const struct rule *rule, const struct rule_subject *s,
+			 const char *sep)
+{
+	int i = rule_ancestor(rule, s);
+	const struct rule_ancestor *a;
+
+	if (i < 0)
+		return;
+	a = &s->ancestors[i];
+	text_add(t, "%sits ancestor %d (%s, %d level%s up)", sep, (int)a->pid, or_none(a->comm),
+		 i + 1, i == 0 ? "" : "s");
+	if (rule->match & RULE_MATCH_ANCESTOR_COMM)
+		text_add(t, " has comm \"%s\"", rule->ancestor_comm);
+	if (rule->match & RULE_MATCH_ANCESTOR_CMDLINE)
+		text_add(t, "%s command line matches /%s/",
+			 rule->match & RULE_MATCH_ANCESTOR_COMM ? " and its" : "'s",
+			 rule->ancestor_cmdline);
+}
+
 static void add_reasons(struct text *t, const struct rule *rule, const struct rule_subject *s)
 {
 	const char *sep = "";
@@ -37,13 +57,19 @@ static void add_reasons(struct text *t, const struct rule *rule, const struct ru
 	if (rule->match & RULE_MATCH_COMM) {
 		if (s->comm && strcmp(rule->comm, s->comm) == 0)
 			text_add(t, "comm is \"%s\"", rule->comm);
+		else if (s->wine_path && rules_names_windows_program(rule->comm))
+			text_add(t, "\"%s\" is the Windows program %s that Wine runs (comm \"%s\")",
+				 rule->comm, s->wine_path, or_none(s->comm));
 		else
 			text_add(t, "\"%s\" is comm \"%s\" cut at 15 characters or exe %s",
 				 rule->comm, or_none(s->comm), or_none(s->exe));
 		sep = ", ";
 	}
 	if (rule->match & RULE_MATCH_EXE) {
-		text_add(t, "%sexe %s matches \"%s\"", sep, s->exe, rule->exe);
+		const char *exe = s->exe && fnmatch(rule->exe, s->exe, 0) == 0 ? s->exe : s->wine_path;
+
+		text_add(t, "%sexe %s%s matches \"%s\"", sep, or_none(exe),
+			 exe && exe == s->wine_path ? " (the Windows program Wine runs)" : "", rule->exe);
 		sep = ", ";
 	}
 	if (rule->match & RULE_MATCH_CMDLINE) {
@@ -54,8 +80,12 @@ static void add_reasons(struct text *t, const struct rule *rule, const struct ru
 		text_add(t, "%suser is %s (uid %u)", sep, rule->user, (unsigned)rule->uid);
 		sep = ", ";
 	}
-	if (rule->match & RULE_MATCH_CGROUP)
+	if (rule->match & RULE_MATCH_CGROUP) {
 		text_add(t, "%scgroup %s is under %s", sep, s->cgroup, rule->cgroup);
+		sep = ", ";
+	}
+	if (rule->match & RULES_ANCESTOR)
+		add_ancestor(t, rule, s, sep);
 }
 
 int rules_explain(const struct rules *r, const struct rule_subject *s, char *buf, size_t size)

@@ -1,7 +1,8 @@
 /* Native rules: one per line, blank-separated key=value pairs, e.g.
  *   comm=pipewire class=iso
  *   exe=/usr/bin/make user=1000 class=batch nice=10
- *   cmdline="--type=renderer( |$)" class=normal nice=5  # comment */
+ *   cmdline="--type=renderer( |$)" class=normal nice=5  # comment
+ *   ancestor_cmdline="SteamLaunch AppId=[0-9]+" class=iso */
 #include "rules_private.h"
 
 #include <ctype.h>
@@ -104,10 +105,36 @@ static int set_match(struct rule *rule, unsigned kind, char **field, const char 
 	return 0;
 }
 
+/* A cmdline or ancestor_cmdline pattern: checked for cost, then compiled. */
+static int set_regex(struct rules *r, const struct rule_pos *pos, struct rule *rule,
+		     unsigned kind, const char *key, const char *value)
+{
+	bool ancestor = kind == RULE_MATCH_ANCESTOR_CMDLINE;
+	regex_t *re = ancestor ? &rule->ancestor_cmdline_re : &rule->cmdline_re;
+	char **field = ancestor ? &rule->ancestor_cmdline : &rule->cmdline;
+	const char *reason;
+	int k;
+
+	if (rule->match & kind)
+		return rules_bad(r, pos, "%s given twice", key), -EINVAL;
+	if (rules_regex_check(value, &reason) < 0)
+		return rules_bad(r, pos, "%s: \"%s\": %s", key, value, reason), -EINVAL;
+	k = regcomp(re, value, REG_EXTENDED | REG_NOSUB);
+	if (k != 0) {
+		char msg[128];
+
+		regerror(k, re, msg, sizeof(msg));
+		regfree(re);
+		return rules_bad(r, pos, "%s: \"%s\": %s", key, value, msg), -EINVAL;
+	}
+	rule->match |= kind;
+	*field = strdup(value);
+	return *field ? 0 : -ENOMEM;
+}
+
 static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *rule,
 		      const char *key, const char *value, bool *class_set)
 {
-	const char *reason;
 	int k;
 
 	if (!*value)
@@ -129,21 +156,11 @@ static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *
 		if (k == 0)
 			k = set_match(rule, RULE_MATCH_USER, &rule->user, value);
 	} else if (strcmp(key, "cmdline") == 0) {
-		if (rule->match & RULE_MATCH_CMDLINE)
-			return rules_bad(r, pos, "cmdline given twice"), -EINVAL;
-		if (rules_regex_check(value, &reason) < 0)
-			return rules_bad(r, pos, "cmdline: \"%s\": %s", value, reason), -EINVAL;
-		k = regcomp(&rule->cmdline_re, value, REG_EXTENDED | REG_NOSUB);
-		if (k != 0) {
-			char msg[128];
-
-			regerror(k, &rule->cmdline_re, msg, sizeof(msg));
-			regfree(&rule->cmdline_re);
-			return rules_bad(r, pos, "cmdline: \"%s\": %s", value, msg), -EINVAL;
-		}
-		rule->match |= RULE_MATCH_CMDLINE;
-		rule->cmdline = strdup(value);
-		k = rule->cmdline ? 0 : -ENOMEM;
+		k = set_regex(r, pos, rule, RULE_MATCH_CMDLINE, key, value);
+	} else if (strcmp(key, "ancestor_cmdline") == 0) {
+		k = set_regex(r, pos, rule, RULE_MATCH_ANCESTOR_CMDLINE, key, value);
+	} else if (strcmp(key, "ancestor_comm") == 0) {
+		k = set_match(rule, RULE_MATCH_ANCESTOR_COMM, &rule->ancestor_comm, value);
 	} else if (strcmp(key, "class") == 0) {
 		if (*class_set)
 			return rules_bad(r, pos, "class given twice"), -EINVAL;
@@ -163,7 +180,7 @@ static int apply_pair(struct rules *r, const struct rule_pos *pos, struct rule *
 		k = 0;
 	} else {
 		return rules_bad(r, pos, "unknown key \"%s\" (allowed comm, exe, cmdline, user, "
-				 "cgroup, class, nice)", key), -EINVAL;
+				 "cgroup, ancestor_comm, ancestor_cmdline, class, nice)", key), -EINVAL;
 	}
 	if (k == -EEXIST)
 		return rules_bad(r, pos, "%s given twice", key), -EINVAL;
@@ -186,7 +203,7 @@ int rules_parse_native(struct rules *r, const struct rule_pos *pos, char *line)
 	if (k == -EINVAL && err) {
 		rules_bad(r, pos, "%s", err);
 	} else if (k == 0 && !rule.match) {
-		rules_bad(r, pos, "no comm, exe, cmdline, user or cgroup to match");
+		rules_bad(r, pos, "no comm, exe, cmdline, user, cgroup or ancestor key to match");
 		k = -EINVAL;
 	} else if (k == 0 && !class_set) {
 		rules_bad(r, pos, "no class= (iso, normal, idleprio or batch)");

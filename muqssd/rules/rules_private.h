@@ -18,6 +18,7 @@ struct rules {
 	struct rule_type *types;
 	size_t n_types, cap_types;
 	unsigned bad_lines;
+	bool windows_names; /* some comm or exe names a .exe */
 };
 
 /* Where a line came from, for messages. */
@@ -35,6 +36,10 @@ int rules_bad(struct rules *r, const struct rule_pos *pos, const char *fmt, ...)
 int rules_add(struct rules *r, struct rule *rule, const struct rule_pos *pos);
 void rule_clear(struct rule *rule);
 const struct rule_type *rules_find_type(const struct rules *r, const char *name);
+
+/* rules_match.c */
+/* Whether a comm or exe pattern ends in .exe, in any case. */
+bool rules_names_windows_program(const char *name);
 
 /* Refuses a cmdline= pattern that regcomp(3) would take too long over, or
  * that would be slow to match: -EINVAL with *reason set, else 0. Syntax

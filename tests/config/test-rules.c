@@ -231,7 +231,7 @@ static void test_bad_native_lines(void)
 		"bad.rules:4: nice: \"-21\" is out of range -20..19",
 		"bad.rules:5: unknown key \"name\"",
 		"bad.rules:6: no class=",
-		"bad.rules:7: no comm, exe, cmdline, user or cgroup to match",
+		"bad.rules:7: no comm, exe, cmdline, user, cgroup or ancestor key to match",
 		"bad.rules:8: cmdline: \"(unclosed\": ",
 		"bad.rules:9: user: no user \"no-such-user-muqss\"",
 		"bad.rules:10: unterminated quote",
