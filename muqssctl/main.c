@@ -42,6 +42,8 @@ static void usage(FILE *f)
 		"  tasks                      the tasks muqssd tracks\n"
 		"  reload                     re-read the configuration file\n"
 		"  top                        live view of queues and class CPU shares\n"
+		"  rules [--config FILE] [--rules-dir DIR] --explain PID\n"
+		"                             which rule matches a process, and why\n"
 		"\n");
 	usage_tunables(f);
 	fprintf(f,
@@ -100,6 +102,7 @@ static const struct {
 	{ "tasks", verb_tasks },
 	{ "reload", verb_reload },
 	{ "top", verb_top },
+	{ "rules", verb_rules },
 };
 
 int main(int argc, char **argv)

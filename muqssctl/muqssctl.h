@@ -42,6 +42,7 @@ int verb_queues(struct ctl *ctl, int argc, char **argv);
 int verb_tasks(struct ctl *ctl, int argc, char **argv);
 int verb_reload(struct ctl *ctl, int argc, char **argv);
 int verb_top(struct ctl *ctl, int argc, char **argv);
+int verb_rules(struct ctl *ctl, int argc, char **argv); /* rules.c */
 
 /* print.c: human tables */
 void print_status(const cJSON *status);

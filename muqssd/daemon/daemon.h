@@ -46,6 +46,8 @@ struct daemon {
 	struct control_server *control;	   /* daemon_control.c */
 	struct rtkit_server *rtkit;	   /* daemon_rtkit.c */
 	struct rules *rules;
+	struct launcher *launchers;	   /* daemon_launchers.c */
+	size_t n_launchers;
 
 	struct daemon_counters counters;
 	struct latency_hist tick_lateness; /* how late each tick ran, us */
@@ -137,6 +139,18 @@ int daemon_rules_read(struct daemon *d, struct rules **ret);
 void daemon_rules_set(struct daemon *d, struct rules *r);
 int daemon_rules_load(struct daemon *d);
 void daemon_rules_free(struct daemon *d);
+/* Launchers (daemon_launchers.c): processes that satisfy a rule's ancestor
+ * keys. note: tt exec'd or forked with this command line (joined), or
+ * changed its comm (NULL: the command line kept stands); tt is kept when
+ * it is a launcher, dropped when no more. */
+struct rule_ancestor;
+int daemon_launchers_note(struct daemon *d, const struct tracked_task *tt, const char *cmdline);
+/* Fills out (RULES_ANCESTOR_MAX) with tt's ancestors in the table, parent
+ * first, with the command lines of those that are launchers. at_start:
+ * a launcher not noted yet is read from /proc. Returns how many. */
+size_t daemon_launchers_ancestors(struct daemon *d, const struct tracked_task *tt, bool at_start,
+				  struct rule_ancestor *out);
+void daemon_launchers_free(struct daemon *d);
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt,
 				      bool at_start);
 

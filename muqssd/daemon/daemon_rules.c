@@ -29,7 +29,7 @@ void daemon_rules_set(struct daemon *d, struct rules *r)
 	d->rules = r;
 	/* Off the loop, with the stat of each new program. */
 	if (d->tracker)
-		tracker_set_read_cmdline(d->tracker, rules_fields(r) & RULE_MATCH_CMDLINE);
+		tracker_set_read_cmdline(d->tracker, rules_need_cmdline(r));
 	log_info("%zu rules loaded from %s", rules_count(r), d->config.rules_dir);
 }
 
@@ -46,6 +46,7 @@ int daemon_rules_load(struct daemon *d)
 
 void daemon_rules_free(struct daemon *d)
 {
+	daemon_launchers_free(d);
 	d->rules = rules_free(d->rules);
 }
 
@@ -57,7 +58,7 @@ void daemon_rules_free(struct daemon *d)
  * scan read the tasks' stat: that may wait on a program loading, but
  * nothing of ours is boosted or pinned yet to hold that program up. */
 static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, bool at_start,
-			  char *buf, size_t size)
+			  char *buf, size_t size, size_t *ret_len)
 {
 	const char *read;
 	size_t len = 0, n;
@@ -79,8 +80,7 @@ static bool event_cmdline(struct daemon *d, const struct tracked_task *tt, bool 
 		memcpy(buf, read, n);
 		buf[n] = '\0';
 	}
-	if (n > 0)
-		rules_cmdline_join(buf, n);
+	*ret_len = n;
 	return true;
 }
 
@@ -108,19 +108,37 @@ static void read_cgroup(pid_t pid, char *buf, size_t size)
 const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_task *tt,
 				      bool at_start)
 {
-	char cmdline[4096] = "", cgroup[4096] = "";
+	char cmdline[4096] = "", cgroup[4096] = "", wine[4096];
+	struct rule_ancestor ancestors[RULES_ANCESTOR_MAX];
 	struct rule_subject s;
-	unsigned need;
+	unsigned need, fields;
+	size_t len = 0;
+	bool have;
 
 	if (!d->rules || tt->tid != tt->tgid)
 		return NULL;
+	fields = rules_fields(d->rules);
 	s = (struct rule_subject){
 		.comm = tt->comm,
 		.exe = tracker_task_exe(tt),
 		.uid = tt->uid,
+		.ancestors = ancestors,
 	};
+	if (fields & RULES_ANCESTOR)
+		s.n_ancestors = daemon_launchers_ancestors(d, tt, at_start, ancestors);
 	need = rules_lazy_fields(d->rules, &s);
-	if ((need & RULE_MATCH_CMDLINE) && !event_cmdline(d, tt, at_start, cmdline, sizeof(cmdline))) {
+	/* A launcher's command line is kept for its descendants: read with
+	 * its exec, it costs nothing more here. */
+	have = ((need & RULE_MATCH_CMDLINE) || (fields & RULE_MATCH_ANCESTOR_CMDLINE)) &&
+	       event_cmdline(d, tt, at_start, cmdline, sizeof(cmdline), &len);
+	if (have) {
+		s.wine_path = rules_wine_path(tt->comm, s.exe, cmdline, len, wine, sizeof(wine));
+		if (len > 0)
+			rules_cmdline_join(cmdline, len);
+	}
+	if (fields & RULES_ANCESTOR)
+		(void)daemon_launchers_note(d, tt, have && cmdline[0] ? cmdline : NULL);
+	if ((need & RULE_MATCH_CMDLINE) && !have) {
 		d->counters.rules_undecided++;
 		return NULL;
 	}
