@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -53,6 +54,34 @@ static int read_pidfd(sd_bus_message *m, pid_t *game, int *fd)
 	return 0;
 }
 
+/* A pid means something only in the caller's pid namespace. Called from
+ * another one (a Flatpak or other sandboxed game passing its own pid), it
+ * would name some other process here: refused, as gamemoded refuses it.
+ * xdg-desktop-portal, in ours, passes host pids or pidfds. The bus gives
+ * the caller's pid as of its connection: a caller gone since cannot be
+ * read and is refused too. */
+static bool caller_shares_pidns(sd_bus_message *m)
+{
+	sd_bus_creds *creds = NULL;
+	struct stat theirs, ours;
+	char path[64];
+	pid_t pid = 0;
+	bool same = false;
+
+	if (sd_bus_query_sender_creds(m, SD_BUS_CREDS_PID, &creds) >= 0 &&
+	    sd_bus_creds_get_pid(creds, &pid) >= 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+		same = stat(path, &theirs) == 0 && stat("/proc/self/ns/pid", &ours) == 0 &&
+		       theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino;
+	}
+	sd_bus_creds_unref(creds);
+	if (!same)
+		fprintf(stderr, "muqss-gamemode: %s from pid %d: refused, the caller is in "
+				"another pid namespace (it must pass a pidfd)\n",
+			sd_bus_message_get_member(m), (int)pid);
+	return same;
+}
+
 enum verb { REGISTER, UNREGISTER, QUERY };
 
 static int handle(sd_bus_message *m, struct bridge *b, enum verb verb, int form)
@@ -63,6 +92,8 @@ static int handle(sd_bus_message *m, struct bridge *b, enum verb verb, int form)
 	r = form == 2 ? read_pidfd(m, &pid, &fd) : read_pid(m, form == 1, &pid);
 	if (r < 0)
 		return r;
+	if (form != 2 && !caller_shares_pidns(m))
+		return reply_int(m, -1);
 	if (pid <= 0)
 		return reply_int(m, verb == QUERY ? games_query(b->games, 0) : -1);
 	switch (verb) {

@@ -18,12 +18,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dbus_util import SETPRIV, Bus  # noqa: E402
-from sched_util import BUILD, Daemon, Scope, threads_of  # noqa: E402
+from gamemode_util import BRIDGE, BRIDGE_ENV, GM, stop_bridge, wait_for  # noqa: E402
+from sched_util import Daemon, Scope, threads_of  # noqa: E402
 
-BRIDGE = os.path.join(BUILD, "muqssctl", "gamemode", "muqss-gamemode")
 GAMEMODERUN = "/usr/games/gamemoderun"
-GM = ["com.feralinteractive.GameMode", "/com/feralinteractive/GameMode",
-      "com.feralinteractive.GameMode"]
 
 # The game: says its pid, then waits for the test. "end" makes it call
 # gamemode_request_end() through libgamemode, as a game linked with
@@ -41,91 +39,6 @@ r = ctypes.CDLL("libgamemode.so.0").real_gamemode_request_end()
 open(os.path.join(d, "ended"), "w").write(str(r))
 wait("exit")
 """
-
-
-# In ASan builds, LeakSanitizer says in the bridge's log what its exit-time
-# check did: the bridge once hung there, spinning, with its helper attached.
-BRIDGE_ENV = dict(os.environ, LSAN_OPTIONS="verbosity=1:log_threads=1")
-
-
-def wait_for(cond, secs=10):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    return cond()
-
-
-def bridge_pid(timeout_pid):
-    """The bridge itself: timeout(1)'s child (setpriv and env exec it)."""
-    try:
-        with open(f"/proc/{timeout_pid}/task/{timeout_pid}/children") as f:
-            kids = f.read().split()
-        return int(kids[0]) if kids else None
-    except (OSError, ValueError):
-        return None
-
-
-def describe(pid):
-    """Where each thread of pid sits: kernel stack, wchan, state."""
-    where = []
-    try:
-        tids = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
-    except OSError as e:
-        return [f"{pid}: {e}"]
-    for tid in tids:
-        for name in ("stack", "wchan", "status"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/{name}", "rb") as f:
-                    text = f.read().decode(errors="replace")
-            except OSError as e:
-                text = str(e)
-            if name == "status":
-                text = " ".join(line for line in text.splitlines()
-                                if line.split(":")[0] in ("Name", "State", "TracerPid",
-                                                           "SigPnd", "ShdPnd", "SigBlk"))
-            where.append(f"{tid} {name}: {text}")
-    return where
-
-
-def tracer_of(pid):
-    try:
-        with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"TracerPid:"):
-                    return int(line.split()[1]) or None
-    except (OSError, ValueError):
-        pass
-    return None
-
-
-def stop_bridge(bridge, secs=30):
-    """SIGTERM, as systemd stops it. Should it not be gone in secs, says
-    where it sits (the stack, its state) before timeout's KILL ends it.
-
-    The signal goes to the bridge itself, not through timeout(1): timeout
-    follows SIGTERM with a SIGCONT, and a SIGCONT that lands while an ASan
-    build's exit-time leak check attaches its helper discards the helper's
-    SIGSTOP, so the check waits for a stop that never comes (reproduced:
-    State R, TracerPid set, as in the CI failure)."""
-    pid = bridge_pid(bridge.pid)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-    else:
-        bridge.terminate()
-    try:
-        bridge.wait(timeout=secs)
-        return None
-    except subprocess.TimeoutExpired:
-        where = describe(pid)
-        tracer = tracer_of(pid)
-        if tracer:  # under ASan, LeakSanitizer's stop-the-world helper
-            where += [f"tracer {tracer}:"] + describe(tracer)
-        bridge.kill()
-        bridge.wait(timeout=10)
-        return f"bridge {pid} still there {secs} s after SIGTERM; " + "; ".join(where)
 
 
 def main():
