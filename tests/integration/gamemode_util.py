@@ -1,16 +1,59 @@
 """What the gamemode bridge's tests share: where the bridge is, its bus
 names, and how it is stopped (and why it is stopped that way)."""
 
+import json
 import os
 import signal
 import subprocess
 import time
 
-from sched_util import BUILD
+from dbus_util import SETPRIV, Bus
+from sched_util import BUILD, threads_of
 
 BRIDGE = os.path.join(BUILD, "muqssctl", "gamemode", "muqss-gamemode")
 GM = ["com.feralinteractive.GameMode", "/com/feralinteractive/GameMode",
       "com.feralinteractive.GameMode"]
+
+
+class UserSession:
+    """An unprivileged user's (65534) private session bus, in tmp/user
+    (its own directory: bus socket, game files), and what runs on it."""
+
+    def __init__(self, tmp):
+        os.chmod(tmp, 0o755)
+        self.dir = os.path.join(tmp, "user")
+        os.mkdir(self.dir)
+        os.chown(self.dir, 65534, 65534)
+        self.bus = Bus(self.dir, "session", user=SETPRIV)
+        self.env = ["env", f"DBUS_SESSION_BUS_ADDRESS={self.bus.address}"]
+        self.as_user = " ".join(SETPRIV + self.env)
+
+    def busctl(self, *args):
+        return subprocess.run([*SETPRIV, *self.env, "busctl", "--user", *args],
+                              capture_output=True, text=True, timeout=10)
+
+    def client_count(self):
+        return self.busctl("get-property", *GM, "ClientCount").stdout.strip()
+
+    def start_bridge(self, sock, log, *extra):
+        """The bridge as the user, bounded; returns once it owns its name."""
+        bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *self.env, BRIDGE,
+                                   "--socket", sock, *extra], stdout=log,
+                                  stderr=subprocess.STDOUT, env=BRIDGE_ENV)
+        assert wait_for(lambda: self.busctl("status", GM[0]).returncode == 0), \
+            "bridge did not start"
+        return bridge
+
+
+def classes(d, pid):
+    """{tid: class} of pid's threads, as the daemon d reports them."""
+    tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
+    return {t["tid"]: t["class"] for t in tasks if t["tgid"] == pid}
+
+
+def all_in(d, pid, cls):
+    c = classes(d, pid)
+    return c and set(c.values()) == {cls} and set(c) >= set(threads_of(pid))
 
 
 # In ASan builds, LeakSanitizer says in the bridge's log what its exit-time

@@ -13,17 +13,17 @@ pid is made (ns_last_pid) to be the host pid of a bystander of the same
 user: the bystander must stay normal."""
 
 import atexit
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dbus_util import SETPRIV, Bus  # noqa: E402
-from gamemode_util import BRIDGE, BRIDGE_ENV, GM, stop_bridge, wait_for  # noqa: E402
-from sched_util import Daemon, Scope, report, task_sched, threads_of  # noqa: E402
+from dbus_util import SETPRIV, missing_for_bus_tests  # noqa: E402
+from gamemode_util import GM, UserSession, stop_bridge, wait_for  # noqa: E402
+from gamemode_util import all_in, classes  # noqa: E402
+from expect import Expect  # noqa: E402
+from sched_util import Daemon, Scope, argv_of, task_sched  # noqa: E402
 
 # argv: pidfd|nspid DIR. Writes DIR/MODE.pid (its own pid, as it sees
 # it), then DIR/MODE.result, then waits for DIR/MODE.exit.
@@ -52,34 +52,17 @@ while not os.path.exists(os.path.join(d, mode + ".exit")):
 """
 
 
-def argv_of(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")[:-1]
-    except OSError:
-        return []
-
-
 def main():
-    if os.geteuid() != 0:
-        print("needs root")
-        return 77
-    for prog in ("dbus-daemon", "busctl", "setpriv", "unshare"):
-        if not shutil.which(prog):
-            print(f"{prog} is not installed")
-            return 77
+    skip = missing_for_bus_tests("busctl", "setpriv", "unshare")
+    if skip:
+        return skip
     tmp = tempfile.mkdtemp(prefix="muqss-gamemode-ns-")
     atexit.register(shutil.rmtree, tmp, True)
-    os.chmod(tmp, 0o755)
-    user_dir = os.path.join(tmp, "user")
-    os.mkdir(user_dir)
-    os.chown(user_dir, 65534, 65534)
+    user = UserSession(tmp)
+    user_dir, as_user, client_count = user.dir, user.as_user, user.client_count
     client = os.path.join(tmp, "client.py")
     with open(client, "w") as f:
         f.write(CLIENT)
-    bus = Bus(user_dir, "session", user=SETPRIV)
-    env = ["env", f"DBUS_SESSION_BUS_ADDRESS={bus.address}"]
-    as_user = " ".join(SETPRIV + env)
     by_file = os.path.join(tmp, "bystander.pid")
     unshare = "unshare --pid --fork --mount-proc"
     # The mistaken game gets the bystander's host pid as its own: pid 1
@@ -91,20 +74,8 @@ def main():
                    f"{as_user} python3 {client} pidfd {user_dir}'",
                    f"bash -c 'while [ ! -e {tmp}/go2 ]; do sleep 0.05; done; exec {nspid}'"],
                   limit=60)
-    failed = []
+    expect = Expect()
     bridge = None
-
-    def expect(what, cond, detail=""):
-        print(("ok: " if cond else "FAIL: ") + what)
-        if not cond:
-            failed.append(f"{what}: {detail}")
-
-    def busctl(*args):
-        return subprocess.run([*SETPRIV, *env, "busctl", "--user", *args], capture_output=True,
-                              text=True, timeout=10)
-
-    def client_count():
-        return busctl("get-property", *GM, "ClientCount").stdout.strip()
 
     def read(name):
         path = os.path.join(user_dir, name)
@@ -120,18 +91,7 @@ def main():
     try:
         d = Daemon(scope.root.pid, tmp)
         blog = open(os.path.join(tmp, "bridge.log"), "w")
-        bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *env, BRIDGE,
-                                   "--socket", d.sock], stdout=blog, stderr=subprocess.STDOUT,
-                                  env=BRIDGE_ENV)
-        assert wait_for(lambda: busctl("status", GM[0]).returncode == 0), "bridge did not start"
-
-        def classes(pid):
-            tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
-            return {t["tid"]: t["class"] for t in tasks if t["tgid"] == pid}
-
-        def all_in(pid, cls):
-            c = classes(pid)
-            return c and set(c.values()) == {cls} and set(c) >= set(threads_of(pid))
+        bridge = user.start_bridge(d.sock, blog)
 
         bystander = wait_for(lambda: next((p for p in scope.pids()
                                            if argv_of(p) == [b"sleep", b"120"]), None))
@@ -145,8 +105,8 @@ def main():
         expect("libgamemode's request from a pid namespace answers 0", r == "0", r)
         expect("its namespace pid is not its host pid", game and read("pidfd.pid") != str(game),
                (read("pidfd.pid"), game))
-        expect("the game is iso", game and wait_for(lambda: all_in(game, "iso")),
-               game and classes(game))
+        expect("the game is iso", game and wait_for(lambda: all_in(d, game, "iso")),
+               game and classes(d, game))
         expect("ClientCount 1", client_count() == "i 1", client_count())
 
         # By its namespace pid, which is the bystander's host pid: refused.
@@ -156,19 +116,19 @@ def main():
                read("nspid.pid") == str(bystander), (read("nspid.pid"), bystander))
         expect("RegisterGame and RegisterGameByPID with a namespace pid answer -1",
                r == "i -1, i -1", r)
-        expect("the bystander stays normal", all_in(bystander, "normal") and
+        expect("the bystander stays normal", all_in(d, bystander, "normal") and
                task_sched(bystander)[1] == "other",
-               (classes(bystander), task_sched(bystander)))
+               (classes(d, bystander), task_sched(bystander)))
         mistaken = host_pid("nspid")
-        expect("the mistaken game stays normal", mistaken and all_in(mistaken, "normal"),
-               mistaken and classes(mistaken))
+        expect("the mistaken game stays normal", mistaken and all_in(d, mistaken, "normal"),
+               mistaken and classes(d, mistaken))
         expect("ClientCount still 1", client_count() == "i 1", client_count())
 
         # The game exits: the bridge drops it through its pidfd.
         open(os.path.join(user_dir, "pidfd.exit"), "w").close()
         expect("the game that exited is dropped", wait_for(lambda: client_count() == "i 0"),
                client_count())
-        q = busctl("call", *GM, "QueryStatus", "i", str(game)).stdout.strip()
+        q = user.busctl("call", *GM, "QueryStatus", "i", str(game)).stdout.strip()
         expect("its pid is nobody's game any more", q == "i 0", q)
         blog.flush()
         expect("the bridge says why it refused",
@@ -178,10 +138,10 @@ def main():
             stuck = stop_bridge(bridge)
             expect("the bridge exits on SIGTERM", stuck is None, stuck)
         scope.close()
-    if failed:
+    if expect.failed:
         with open(os.path.join(tmp, "bridge.log"), errors="replace") as f:
             print("bridge log:\n" + f.read())
-    return report(failed)
+    return expect.exit_code()
 
 
 if __name__ == "__main__":

@@ -7,19 +7,16 @@ normal once it unregisters (gamemode_request_end, as games call it). A
 second game killed without unregistering is dropped through its pidfd."""
 
 import atexit
-import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dbus_util import SETPRIV, Bus  # noqa: E402
-from gamemode_util import BRIDGE, BRIDGE_ENV, GM, stop_bridge, wait_for  # noqa: E402
-from sched_util import Daemon, Scope, threads_of  # noqa: E402
+from gamemode_util import GM, UserSession, stop_bridge, wait_for  # noqa: E402
+from gamemode_util import all_in as gm_all_in, classes as gm_classes  # noqa: E402
+from sched_util import Daemon, Scope  # noqa: E402
 
 GAMEMODERUN = "/usr/games/gamemoderun"
 
@@ -51,15 +48,11 @@ def main():
             return 77
     tmp = tempfile.mkdtemp(prefix="muqss-gamemode-")
     atexit.register(shutil.rmtree, tmp, True)
-    os.chmod(tmp, 0o755)
-    user_dir = os.path.join(tmp, "user")  # the user's own: bus socket, game files
-    os.mkdir(user_dir)
-    os.chown(user_dir, 65534, 65534)
+    user = UserSession(tmp)
+    user_dir, as_user = user.dir, user.as_user
+    busctl, client_count = user.busctl, user.client_count
     with open(os.path.join(tmp, "game.py"), "w") as f:
         f.write(GAME)
-    bus = Bus(user_dir, "session", user=SETPRIV)
-    env = ["env", f"DBUS_SESSION_BUS_ADDRESS={bus.address}"]
-    as_user = " ".join(SETPRIV + env)
     game = f"{as_user} {GAMEMODERUN} /usr/bin/python3 {tmp}/game.py {user_dir}"
     game2 = f"{as_user} {GAMEMODERUN} /usr/bin/sleep 50"
     scope = Scope([f"bash -c 'while [ ! -e {tmp}/go ]; do sleep 0.05; done; exec {game}'",
@@ -74,28 +67,16 @@ def main():
         if not cond:
             failed.append(f"{what}: {detail}")
 
-    def busctl(*args):
-        return subprocess.run([*SETPRIV, *env, "busctl", "--user", *args], capture_output=True,
-                              text=True, timeout=10)
-
-    def client_count():
-        return busctl("get-property", *GM, "ClientCount").stdout.strip()
-
     try:
         d = Daemon(scope.root.pid, tmp)
         blog = open(os.path.join(tmp, "bridge.log"), "w")
-        bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *env, BRIDGE,
-                                   "--socket", d.sock], stdout=blog, stderr=subprocess.STDOUT,
-                                  env=BRIDGE_ENV)
-        assert wait_for(lambda: busctl("status", GM[0]).returncode == 0), "bridge did not start"
+        bridge = user.start_bridge(d.sock, blog)
 
         def classes(pid):
-            tasks = json.loads(d.ctl("tasks", "--json").stdout)["tasks"]
-            return {t["tid"]: t["class"] for t in tasks if t["tgid"] == pid}
+            return gm_classes(d, pid)
 
         def all_in(pid, cls):
-            c = classes(pid)
-            return c and set(c.values()) == {cls} and set(c) >= set(threads_of(pid))
+            return gm_all_in(d, pid, cls)
 
         open(os.path.join(tmp, "go"), "w").close()
         pid_file = os.path.join(user_dir, "game.pid")
@@ -138,10 +119,7 @@ def main():
         # --mode nice: a nice instead of ISO, the old one back at unregister.
         stuck = stop_bridge(bridge)
         expect("the bridge exits on SIGTERM", stuck is None, stuck)
-        bridge = subprocess.Popen(["timeout", "-s", "KILL", "60", *SETPRIV, *env, BRIDGE,
-                                   "--socket", d.sock, "--mode", "nice", "--nice", "5"],
-                                  stdout=blog, stderr=subprocess.STDOUT, env=BRIDGE_ENV)
-        assert wait_for(lambda: busctl("status", GM[0]).returncode == 0), "bridge did not restart"
+        bridge = user.start_bridge(d.sock, blog, "--mode", "nice", "--nice", "5")
         open(os.path.join(tmp, "go3"), "w").close()
         p3 = wait_for(lambda: sleeper(but=p2))
         expect("nice mode: game gets nice 5",

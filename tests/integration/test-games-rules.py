@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, MUQSSCTL, Daemon, Scope, report  # noqa: E402
+from sched_util import HOG, MUQSSCTL, Daemon, Scope, argv_of, report  # noqa: E402
 
 SRC = os.environ.get("MUQSS_SOURCE_ROOT", ".")
 
@@ -42,14 +42,6 @@ if gate:
 for k in kids:
     k.wait()
 """
-
-
-def argv_of(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")[:-1]
-    except OSError:
-        return []
 
 
 def find(scope, pred):

@@ -68,6 +68,15 @@ def hog_pids(scope, arg=None):
     return out
 
 
+def argv_of(pid):
+    """A process's arguments as bytes; [] once gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[:-1]
+    except OSError:
+        return []
+
+
 def uid_of(pid):
     """The real uid of a process; -1 when it is gone."""
     try:
