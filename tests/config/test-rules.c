@@ -363,7 +363,8 @@ static void test_shipped_rules(void)
 		       NULL) == SCHED_CLASS_BATCH);
 	CHECK(no_match(r, subject("make", "/usr/bin/make", "make -j2", 1000, NULL)));
 	CHECK(no_match(r, subject("bash", "/usr/bin/bash", NULL, 1000, NULL)));
-	/* The shipped set reads neither cmdline nor cgroup of anything. */
+	/* The shipped set needs no cmdline or cgroup to decide a process
+	 * (but for launchers, whose command lines come with their exec). */
 	CHECK(rules_lazy_fields(r, &(struct rule_subject){ .comm = "cc1", .uid = 1000 }) == 0);
 	CHECK(rules_lazy_fields(r, &(struct rule_subject){ .comm = "bash", .uid = 0 }) == 0);
 	rules_free(r);

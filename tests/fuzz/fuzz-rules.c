@@ -10,7 +10,16 @@
 #include "fuzz.h"
 #include "rules_private.h"
 
+static const struct rule_ancestor launchers[] = {
+	{ 20, "pv-adverb", NULL },
+	{ 10, "reaper", "/s/ubuntu12_32/reaper SteamLaunch AppId=440 -- game" },
+	{ 5, "", "" },
+};
+
 static const struct rule_subject subjects[] = {
+	{ .comm = "wine64-preloade", .exe = "/usr/bin/wine64-preloader",
+	  .cmdline = "wine64-preloader Z:\\games\\Game.exe", .wine_path = "Z:/games/Game.exe",
+	  .uid = 1000, .ancestors = launchers, .n_ancestors = 3 },
 	{ .comm = "pipewire", .exe = "/usr/bin/pipewire", .cmdline = "pipewire --verbose",
 	  .uid = 1000, .cgroup = "/user.slice/user-1000.slice/pipewire.service" },
 	{ .comm = "make", .uid = 0 },
