@@ -6,7 +6,6 @@
 #include <stdio.h>
 
 #include "log.h"
-#include "proc.h"
 #include "rtkit.h"
 #include "task_auth.h"
 #include "tracker.h"
@@ -27,36 +26,31 @@ static int rt_adopt(void *userdata, pid_t pid, pid_t tid)
 }
 
 /* auth_task(), the control socket's rule, for a thread rtkit_authorize()
- * let through. The ops are not told the caller's uid, but
- * rtkit_target_recheck() has just found the thread still the caller's
- * unless the caller is root: the caller is taken as the thread's owner,
- * never as an admin. So root takes a thread out of IDLEPRIO through the
- * control socket only. */
-static int rt_authorize(struct daemon *d, pid_t pid, pid_t tid, enum sched_class class,
+ * let through: root is the admin, as rtkit-daemon has it, and so may take
+ * a thread out of IDLEPRIO through either door. */
+static int rt_authorize(struct daemon *d, uid_t uid, pid_t pid, pid_t tid, enum sched_class class,
 			bool nice_set, int nice, char *err, size_t errlen)
 {
-	struct auth_caller who = { .admin = false, .nice_grant = RTKIT_MIN_NICE_LEVEL };
+	const struct auth_caller who = { .uid = uid, .admin = uid == 0,
+					 .nice_grant = RTKIT_MIN_NICE_LEVEL };
 	const struct auth_request q = { pid, tid, class, nice_set, nice };
 	struct auth_view view;
 
-	if (proc_real_uid(pid, tid, &who.uid) < 0) {
-		snprintf(err, errlen, "thread %d is gone", (int)tid);
-		return -ESRCH;
-	}
 	daemon_auth_view(d, &view);
 	return auth_task(&who, &view, &q, err, errlen);
 }
 
-static int rt_make_iso(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen)
+static int rt_make_iso(void *userdata, uid_t uid, pid_t pid, pid_t tid, char *err, size_t errlen)
 {
-	int r = rt_authorize(userdata, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
+	int r = rt_authorize(userdata, uid, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
 
 	if (r < 0)
 		return r;
 	return daemon_set_class(userdata, pid, tid, SCHED_CLASS_ISO, false, 0, err, errlen);
 }
 
-static int rt_set_nice(void *userdata, pid_t pid, pid_t tid, int nice, char *err, size_t errlen)
+static int rt_set_nice(void *userdata, uid_t uid, pid_t pid, pid_t tid, int nice, char *err,
+		       size_t errlen)
 {
 	int class = daemon_task_class(userdata, tid), r;
 
@@ -69,7 +63,7 @@ static int rt_set_nice(void *userdata, pid_t pid, pid_t tid, int nice, char *err
 			 (int)tid);
 		return -EPERM;
 	}
-	r = rt_authorize(userdata, pid, tid, (enum sched_class)class, true, nice, err, errlen);
+	r = rt_authorize(userdata, uid, pid, tid, (enum sched_class)class, true, nice, err, errlen);
 	if (r < 0)
 		return r;
 	return daemon_set_class(userdata, pid, tid, (enum sched_class)class, true, nice, err, errlen);

@@ -23,9 +23,11 @@ struct rtkit_ops {
 	 * such thread. */
 	int (*adopt)(void *userdata, pid_t pid, pid_t tid);
 	/* Called after authorization, with tid checked to still be the thread
-	 * the caller named. Write a reason into err on failure. */
-	int (*make_iso)(void *userdata, pid_t pid, pid_t tid, char *err, size_t errlen);
-	int (*set_nice)(void *userdata, pid_t pid, pid_t tid, int nice, char *err, size_t errlen);
+	 * the caller named; uid: the caller's, whose request it is. Write a
+	 * reason into err on failure. */
+	int (*make_iso)(void *userdata, uid_t uid, pid_t pid, pid_t tid, char *err, size_t errlen);
+	int (*set_nice)(void *userdata, uid_t uid, pid_t pid, pid_t tid, int nice, char *err,
+			size_t errlen);
 };
 
 /* The thread a request names, and its process held by a pidfd opened
@@ -55,8 +57,8 @@ int rtkit_check_nice(int32_t nice, char *err, size_t errlen);
  * alive, tid one of its threads (a tid reused in another process is
  * not), and still the caller's (a thread may change its real uid, as one
  * of a root process that drops privilege for a while does)? 0, -ESRCH or
- * -EPERM. */
-int rtkit_target_recheck(const struct rtkit_target *t);
+ * -EPERM, with the reason in err. */
+int rtkit_target_recheck(const struct rtkit_target *t, char *err, size_t errlen);
 /* The D-Bus error name rtkit answers -errno with. */
 const char *rtkit_error_name(int error);
 

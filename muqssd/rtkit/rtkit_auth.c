@@ -77,17 +77,17 @@ int rtkit_check_nice(int32_t nice, char *err, size_t errlen)
 	return 0;
 }
 
-int rtkit_target_recheck(const struct rtkit_target *t)
+int rtkit_target_recheck(const struct rtkit_target *t, char *err, size_t errlen)
 {
 	const struct auth_caller who = caller_of(t->uid);
-	char err[128];
 	pid_t tgid;
 
-	if (t->pidfd < 0 || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0)
+	if (t->pidfd < 0 || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) < 0 ||
+	    proc_tgid(t->tid, &tgid) < 0 || tgid != t->pid) {
+		snprintf(err, errlen, "thread %d is gone", (int)t->tid);
 		return -ESRCH;
-	if (proc_tgid(t->tid, &tgid) < 0 || tgid != t->pid)
-		return -ESRCH;
-	return auth_owner(&who, t->pid, t->tid, err, sizeof(err));
+	}
+	return auth_owner(&who, t->pid, t->tid, err, errlen);
 }
 
 const char *rtkit_error_name(int error)

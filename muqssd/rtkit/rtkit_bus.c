@@ -116,18 +116,19 @@ static bool request_try(struct rtkit_request *req)
 	char err[256] = "";
 	int r;
 
-	r = rtkit_target_recheck(t);
+	r = rtkit_target_recheck(t, err, sizeof(err));
 	if (r >= 0) {
 		r = s->ops.adopt(s->userdata, t->pid, t->tid);
 		if (r == 0)
 			return false;
+		if (r < 0)
+			snprintf(err, sizeof(err), "thread %d is gone", (int)t->tid);
 	}
-	if (r < 0)
-		snprintf(err, sizeof(err), "thread %d is gone", (int)t->tid);
-	else if (req->realtime)
-		r = s->ops.make_iso(s->userdata, t->pid, t->tid, err, sizeof(err));
-	else
-		r = s->ops.set_nice(s->userdata, t->pid, t->tid, req->value, err, sizeof(err));
+	if (r > 0 && req->realtime)
+		r = s->ops.make_iso(s->userdata, req->uid, t->pid, t->tid, err, sizeof(err));
+	else if (r > 0)
+		r = s->ops.set_nice(s->userdata, req->uid, t->pid, t->tid, req->value, err,
+				    sizeof(err));
 	if (r < 0) {
 		reply_sent(reply_error(req->m, r, err));
 		return true;

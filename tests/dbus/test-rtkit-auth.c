@@ -50,15 +50,15 @@ static void test_own_threads(void)
 		usleep(1000);
 	CHECK(rtkit_authorize(getuid(), 1, getpid(), (uint64_t)worker_tid, &t, err, sizeof(err)) == 0);
 	CHECK(t.pid == getpid() && t.tid == worker_tid);
-	CHECK(rtkit_target_recheck(&t) == 0);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == 0);
 	/* A tid that is no thread of the process (here: its parent's). */
 	t.tid = getppid();
-	CHECK(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == -ESRCH);
 	t.tid = worker_tid;
 	pthread_mutex_unlock(&lock);
 	CHECK(pthread_join(th, NULL) == 0);
 	/* The thread is gone. */
-	CHECK(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == -ESRCH);
 	done(&t);
 }
 
@@ -76,10 +76,10 @@ static void test_process_gone(void)
 		_exit(0);
 	}
 	CHECK(rtkit_authorize(getuid(), getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
-	CHECK(rtkit_target_recheck(&t) == 0);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == 0);
 	REQUIRE(kill(child, SIGKILL) == 0);
 	CHECK(waitpid(child, NULL, 0) == child);
-	CHECK(rtkit_target_recheck(&t) == -ESRCH);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == -ESRCH);
 	done(&t);
 }
 
@@ -133,14 +133,16 @@ static void test_owner_changed(void)
 	close(to_child[0]);
 	REQUIRE(read(to_parent[0], &c, 1) == 1 && c == 'd');
 	CHECK(rtkit_authorize(65534, getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
-	CHECK(rtkit_target_recheck(&t) == 0);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == 0);
 	REQUIRE(write(to_child[1], "g", 1) == 1);
 	REQUIRE(read(to_parent[0], &c, 1) == 1 && c == 'r');
-	CHECK(rtkit_target_recheck(&t) == -EPERM);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == -EPERM);
+	/* The refusal says why: the owner changed, the thread is there. */
+	CHECK(strstr(err, "belongs to uid 0") && !strstr(err, "gone"));
 	done(&t);
 	/* Root's request is root's whoever owns the thread. */
 	CHECK(rtkit_authorize(0, getpid(), (uint64_t)child, 0, &t, err, sizeof(err)) == 0);
-	CHECK(rtkit_target_recheck(&t) == 0);
+	CHECK(rtkit_target_recheck(&t, err, sizeof(err)) == 0);
 	done(&t);
 	close(to_child[1]);
 	CHECK(waitpid(child, NULL, 0) == child);

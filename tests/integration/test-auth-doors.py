@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The control socket and rtkit's D-Bus API are two doors to the same
-class changes: one table of requests, made by nobody through each door,
-must be allowed or refused alike, and do the same to the thread. A real-
-time request through rtkit is a SET_CLASS to iso; a high-priority one a
-SET_CLASS of the nice in the class the thread has.
+class changes: one table of requests, made by nobody (or root, the admin
+of both) through each door, must be allowed or refused alike, and do the
+same to the thread. A real-time request through rtkit is a SET_CLASS to
+iso; a high-priority one a SET_CLASS of the nice in the class the thread
+has.
 
 The one intended difference is left out of the table: rtkit grants a
 nice down to its MinNiceLevel (-15) that the control socket grants only
@@ -36,8 +37,9 @@ SLEEPER = ("/usr/bin/python3 -c 'import threading,time; "
            "threading.Thread(target=time.sleep, args=(50,)).start(); time.sleep(50)'")
 OTHER = ["setpriv", "--reuid=daemon", "--regid=daemon", "--clear-groups"]
 
-# (what, target, class set up by root, request): a request is ("class",
-# "iso") or ("nice", n). Every row is nobody's request.
+# (what, target, class set up by root, request, allowed[, caller]): a
+# request is ("class", "iso") or ("nice", n); the caller is nobody unless
+# the row names root (0), the admin of both doors.
 TABLE = [
     ("own thread to iso", "own-worker", "normal", ("class", "iso"), True),
     ("own main thread to iso", "own-main", "normal", ("class", "iso"), True),
@@ -52,6 +54,8 @@ TABLE = [
      True),
     ("root's thread of a process whose main thread is nobody's to iso", "mixed-root", "normal",
      ("class", "iso"), False),
+    ("root takes nobody's idleprio thread to iso", "own-worker", "idleprio", ("class", "iso"),
+     True, 0),
 ]
 
 
@@ -82,12 +86,13 @@ def control_call(sock, body, uid=None):
     return out["ok"], out["message"]
 
 
-def rtkit_call(pid, tid, request):
-    """The same request through rtkit, as nobody: (allowed, message)."""
+def rtkit_call(pid, tid, request, uid=NOBODY):
+    """The same request through rtkit, as uid (nobody or root): (allowed,
+    message)."""
     kind, value = request
     method, sig = (("MakeThreadRealtimeWithPID", "ttu") if kind == "class"
                    else ("MakeThreadHighPriorityWithPID", "tti"))
-    p = subprocess.run([*SETPRIV, "busctl", "--system", "call", "--", *RTKIT, method, sig,
+    p = subprocess.run([*(SETPRIV if uid == NOBODY else []), "busctl", "--system", "call", "--", *RTKIT, method, sig,
                         str(pid), str(tid), str(10 if kind == "class" else value)],
                        capture_output=True, text=True, timeout=10)
     return p.returncode == 0, p.stderr.strip()
@@ -158,7 +163,8 @@ def main():
                 timeout=10).returncode:
             time.sleep(0.05)
         time.sleep(0.3)  # every thread adopted
-        for what, target, cls, request, want in TABLE:
+        for what, target, cls, request, want, *caller in TABLE:
+            uid = caller[0] if caller else NOBODY
             pid, tid = targets[target]
             seen = {}
             for door in ("control socket", "rtkit"):
@@ -166,9 +172,10 @@ def main():
                 assert ok, f"{what}: root's setup failed: {msg}"
                 before = task_of(d, tid)
                 if door == "rtkit":
-                    ok, msg = rtkit_call(pid, tid, request)
+                    ok, msg = rtkit_call(pid, tid, request, uid)
                 else:
-                    ok, msg = control_call(d.sock, control_body(pid, tid, cls, request), NOBODY)
+                    ok, msg = control_call(d.sock, control_body(pid, tid, cls, request),
+                                           uid or None)
                 after = task_of(d, tid)
                 kind, value = request
                 done = after == ((value, 0) if kind == "class" else (cls, value))
