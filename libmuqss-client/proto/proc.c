@@ -56,7 +56,8 @@ int proc_start_time(pid_t pid, pid_t tid, uint64_t *ret)
 	return 0;
 }
 
-static int status_field(pid_t pid, pid_t tid, const char *key, unsigned long *ret)
+/* The first n numbers of the status line key. */
+static int status_field(pid_t pid, pid_t tid, const char *key, unsigned long *ret, int n)
 {
 	char path[64], line[256];
 	size_t klen = strlen(key);
@@ -70,10 +71,14 @@ static int status_field(pid_t pid, pid_t tid, const char *key, unsigned long *re
 	r = -EIO;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-			char *end;
-			errno = 0;
-			*ret = strtoul(line + klen + 1, &end, 10);
-			r = errno || end == line + klen + 1 ? -EIO : 0;
+			char *p = line + klen + 1, *end;
+
+			r = 0;
+			for (int i = 0; r == 0 && i < n; i++, p = end) {
+				errno = 0;
+				ret[i] = strtoul(p, &end, 10);
+				r = errno || end == p ? -EIO : 0;
+			}
 			break;
 		}
 	}
@@ -84,7 +89,7 @@ static int status_field(pid_t pid, pid_t tid, const char *key, unsigned long *re
 int proc_tgid(pid_t tid, pid_t *ret)
 {
 	unsigned long v;
-	int r = status_field(tid, 0, "Tgid", &v);
+	int r = status_field(tid, 0, "Tgid", &v, 1);
 
 	if (r < 0)
 		return r;
@@ -94,12 +99,20 @@ int proc_tgid(pid_t tid, pid_t *ret)
 
 int proc_real_uid(pid_t pid, pid_t tid, uid_t *ret)
 {
-	unsigned long v;
-	int r = status_field(pid, tid, "Uid", &v);
+	uid_t euid;
+
+	return proc_uids(pid, tid, ret, &euid);
+}
+
+int proc_uids(pid_t pid, pid_t tid, uid_t *uid, uid_t *euid)
+{
+	unsigned long v[2];
+	int r = status_field(pid, tid, "Uid", v, 2);
 
 	if (r < 0)
 		return r;
-	*ret = (uid_t)v;
+	*uid = (uid_t)v[0];
+	*euid = (uid_t)v[1];
 	return 0;
 }
 

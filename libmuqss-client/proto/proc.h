@@ -11,6 +11,8 @@ int proc_start_time(pid_t pid, pid_t tid, uint64_t *ret);
 int proc_tgid(pid_t tid, pid_t *ret);
 /* Real uid of a task. tid 0: pid's main thread. */
 int proc_real_uid(pid_t pid, pid_t tid, uid_t *ret);
+/* Real and effective uid of a task. tid 0: pid's main thread. */
+int proc_uids(pid_t pid, pid_t tid, uid_t *uid, uid_t *euid);
 /* The soft RLIMIT_NICE of a process as /proc/PID/limits shows it to
  * anyone (prlimit(2) on another user's process needs CAP_SYS_RESOURCE);
  * "unlimited" is ULONG_MAX. The kernel lets a task's own user lower its

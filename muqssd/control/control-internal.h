@@ -108,6 +108,13 @@ void admit_refuse(int fd, const char *why);
 void auth_read_peer(struct control_client *c, gid_t admin_gid, gid_t socket_gid);
 /* Is gid among the peer's supplementary groups (SO_PEERGROUPS)? */
 bool peer_in_group(int fd, gid_t gid);
+/* Does /proc's hidepid= hide other users' processes from c? */
+bool auth_hidepid_hides(const struct control_client *c);
+/* Would /proc show c task tid, when hidden (auth_hidepid_hides()) says
+ * it hides others'? Under hidepid=, only a task whose real and effective
+ * uid are c's: what the daemon read of it, else /proc's status. TASKS,
+ * QUEUES and SET_CLASS all ask this. */
+bool auth_may_see(const struct control_client *c, bool hidden, pid_t tid);
 
 /* budget.c */
 /* When c's turn, starting at now, must end (CLOCK_MONOTONIC ns), or 0 when

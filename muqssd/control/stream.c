@@ -99,17 +99,9 @@ static void hide_exe(const struct control_client *c, cJSON *task)
 	(void)cJSON_AddNullToObject(task, "exe");
 }
 
-/* What /proc would show the caller: under hidepid=, only the tasks whose
- * real and effective uid are theirs. */
 static bool shown(const struct control_client *c, pid_t tid)
 {
-	const struct control_server *s = c->server;
-	uid_t uid, euid;
-
-	if (!c->stream->own_only)
-		return true;
-	return s->ops.task_owner && s->ops.task_owner(s->userdata, tid, &uid, &euid) == 0 &&
-	       hidepid_owner_sees(c->uid, uid, euid);
+	return auth_may_see(c, c->stream->own_only, tid);
 }
 
 /* A gone task is left out too: its owner cannot be told. */
@@ -229,8 +221,7 @@ int stream_start(struct control_client *c, uint16_t type, int cpu)
 	if (!l)
 		return -ENOMEM;
 	l->type = type;
-	l->own_only = !c->admin && hidepid_hides(&s->hidepid, c->gid == s->hidepid.gid ||
-							    peer_in_group(c->fd, s->hidepid.gid));
+	l->own_only = auth_hidepid_hides(c);
 	if (type == MUQSS_MSG_TASKS) {
 		r = s->ops.task_ids(s->userdata, &l->tids, &l->n);
 		if (r < 0) {

@@ -292,6 +292,16 @@ hidepid)
 		sleep 0.1
 	done
 	[ -n "$ok" ] || fail "nobody's own or root's tasks never showed: nobody $(cat "$T/nt.json") $(cat "$T/nq.json"); root $(cat "$T/rt.json") $(cat "$T/rq.json")"
+	# A class change of a task /proc hides is answered as for a task that
+	# does not exist: neither its owner nor that it exists is told.
+	sleep 0 & GONE=$!
+	wait "$GONE"
+	[ ! -e "/proc/$GONE" ] || fail "pid $GONE came back"
+	ctl_expect 5 "muqssctl: no such process: $GONE" as_nobody "$CTL" --socket "$SOCK" iso "$GONE"
+	ctl_expect 5 "muqssctl: no such process: $ROOT_PID" as_nobody "$CTL" --socket "$SOCK" iso "$ROOT_PID"
+	ctl_expect 5 "muqssctl: no such process: $ROOT_PID" \
+		as_nobody "$CTL" --socket "$SOCK" iso "$ROOT_PID" "$ROOT_PID"
+	ctl_expect 0 "" as_nobody "$CTL" --socket "$SOCK" iso "$NOBODY_PID"
 	# Read again at reload: a member of the mount's gid= sees everything,
 	# and so does anyone with hidepid=off.
 	remount_daemon_proc "hidepid=invisible,gid=$(getent group nogroup | cut -d: -f3)"
@@ -304,6 +314,8 @@ hidepid)
 	as_nobody "$CTL" --socket "$SOCK" tasks --json |
 		json_check "any(t['tid'] == $ROOT_PID and t['uid'] == 0 and t['comm'] == 'sleep' for t in d['tasks'])" ||
 		fail "nobody does not see root's task with hidepid=off"
+	ctl_expect 4 "muqssctl: permission denied: pid $ROOT_PID belongs to uid 0" \
+		as_nobody "$CTL" --socket "$SOCK" iso "$ROOT_PID"
 	;;
 *)
 	echo "unknown case $CASE" >&2
