@@ -25,7 +25,9 @@ static void usage(FILE *f)
 		"      --scope-pid PID      manage PID and its descendants only\n"
 		"      --scope-cgroup PATH  manage the tasks of a cgroup subtree only\n"
 		"      --state-dir DIR      crash-restore state (default " CONFIG_DEFAULT_STATE_DIR ")\n"
-		"      --poll               track tasks by polling /proc, not the proc connector\n"
+		"      --sensor KIND        how tasks are tracked: auto (default), bpf,\n"
+		"                           connector or poll\n"
+		"      --poll               the same as --sensor poll\n"
 		"      --log-level LEVEL    error, warning, notice, info or debug\n"
 		"      --restore            undo what a dead instance left behind, then exit\n"
 		"      --check-config [FILE] validate the config, rules and state dir, then exit\n"
@@ -38,6 +40,7 @@ enum {
 	OPT_SCOPE_CGROUP,
 	OPT_STATE_DIR,
 	OPT_POLL,
+	OPT_SENSOR,
 	OPT_LOG_LEVEL,
 	OPT_RESTORE,
 	OPT_CHECK_CONFIG,
@@ -51,7 +54,7 @@ struct options {
 	pid_t scope_pid;
 	const char *scope_cgroup;
 	const char *state_dir;
-	bool poll;
+	int sensor; /* enum sensor_kind, -1 when not given */
 	int log_level;
 	bool restore;
 	bool check_config;
@@ -66,6 +69,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "scope-cgroup", required_argument, NULL, OPT_SCOPE_CGROUP },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 		{ "poll", no_argument, NULL, OPT_POLL },
+		{ "sensor", required_argument, NULL, OPT_SENSOR },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "restore", no_argument, NULL, OPT_RESTORE },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
@@ -77,6 +81,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->config_path = CONFIG_DEFAULT_PATH;
 	o->log_level = -1;
+	o->sensor = -1;
 	while ((c = getopt_long(argc, argv, "c:s:h", longopts, NULL)) >= 0) {
 		char *end;
 		long v;
@@ -105,7 +110,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->state_dir = optarg;
 			break;
 		case OPT_POLL:
-			o->poll = true;
+			o->sensor = SENSOR_POLL;
+			break;
+		case OPT_SENSOR:
+			o->sensor = sensor_kind_from_string(optarg);
+			if (o->sensor < 0) {
+				fprintf(stderr, "muqssd: --sensor: auto, bpf, connector or poll, not %s\n",
+					optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_LOG_LEVEL:
 			o->log_level = log_level_from_string(optarg);
@@ -169,8 +182,10 @@ static int apply_options(struct config *c, const struct options *o)
 		if (!c->scope_cgroup)
 			return -ENOMEM;
 	}
-	if (o->poll)
-		c->force_poll = true;
+	if (o->sensor >= 0) {
+		c->sensor = (enum sensor_kind)o->sensor;
+		c->force_poll = false;
+	}
 	if (o->log_level >= 0)
 		c->log_level = o->log_level;
 	if (!c->socket_path || !c->state_dir)

@@ -33,6 +33,17 @@ struct config_tunables {
 	enum iso_reading iso_reading;
 };
 
+/* How tasks' forks, execs and exits are learnt (muqssd/track/sensor.h). */
+enum sensor_kind {
+	SENSOR_AUTO = 0,   /* bpf where it loads, else connector */
+	SENSOR_BPF,	   /* programs in the kernel, a ring buffer */
+	SENSOR_CONNECTOR,  /* the proc connector */
+	SENSOR_POLL,	   /* /proc, every poll_interval_ms */
+};
+const char *sensor_kind_name(enum sensor_kind kind);
+/* The kind a name means, or -EINVAL. */
+int sensor_kind_from_string(const char *s);
+
 enum scope_kind {
 	SCOPE_ALL = 0, /* every user-space task */
 	SCOPE_PID,     /* a process and its descendants */
@@ -56,7 +67,8 @@ struct config {
 
 	unsigned reconcile_interval_ms; /* default 10000 */
 	unsigned poll_interval_ms;	/* /proc polling fallback, default 250 */
-	bool force_poll;		/* use polling even with a connector */
+	bool force_poll;		/* = sensor poll, kept for old configs */
+	enum sensor_kind sensor;	/* default auto */
 	unsigned idleprio_stop_max_ms;	/* default 1000 */
 	enum autogroup_mode autogroup;	/* read at start; default keep */
 

@@ -43,6 +43,7 @@ struct key {
 static const char *const iso_reading_names[] = { TUNABLE_ISO_READING_MACHINE,
 						   TUNABLE_ISO_READING_PER_CPU, NULL };
 static const char *const scope_names[] = { "all", "pid", "cgroup", NULL };
+static const char *const sensor_names[] = { "auto", "bpf", "connector", "poll", NULL };
 static const char *const autogroup_names[] = { "keep", "off", NULL };
 
 #define F(field) offsetof(struct config, field), sizeof(((struct config *)0)->field)
@@ -63,6 +64,7 @@ static const struct key keys[] = {
 	{ "tracking", "reconcile_interval_ms", KEY_UINT, F(reconcile_interval_ms), 100, 3600000, " ms", NULL },
 	{ "tracking", "poll_interval_ms", KEY_UINT, F(poll_interval_ms), 10, 60000, " ms", NULL },
 	{ "tracking", "force_poll", KEY_BOOL, F(force_poll), 0, 1, "", NULL },
+	{ "tracking", "sensor", KEY_ENUM, F(sensor), 0, 0, "", sensor_names },
 	{ "idleprio", "stop_max_ms", KEY_UINT, F(idleprio_stop_max_ms), 1, 60000, " ms", NULL },
 	{ "control", "socket", KEY_PATH, F(socket_path), 0, 0, "", NULL },
 	{ "control", "mode", KEY_MODE, F(socket_mode), 0, 0777, "", NULL },
@@ -73,6 +75,19 @@ static const struct key keys[] = {
 	{ "daemon", "rules_dir", KEY_PATH, F(rules_dir), 0, 0, "", NULL },
 	{ "daemon", "log_level", KEY_LOG_LEVEL, F(log_level), 0, 0, "", NULL },
 };
+
+const char *sensor_kind_name(enum sensor_kind kind)
+{
+	return (unsigned)kind <= SENSOR_POLL ? sensor_names[kind] : "?";
+}
+
+int sensor_kind_from_string(const char *s)
+{
+	for (unsigned i = 0; sensor_names[i]; i++)
+		if (strcmp(s, sensor_names[i]) == 0)
+			return (int)i;
+	return -EINVAL;
+}
 
 #define bad(pos, key, fmt, ...) \
 	log_error("%s:%u: %s: " fmt, (pos)->file, (pos)->line, (key)->name, ##__VA_ARGS__)

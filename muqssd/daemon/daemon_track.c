@@ -74,6 +74,8 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 		return -ENOMEM;
 	if (!d->tracker)
 		return 0;
+	cJSON_AddStringToObject(tr, "sensor", tracker_sensor(d->tracker));
+	cJSON_AddNumberToObject(tr, "sensor_lost", (double)tracker_sensor_lost(d->tracker));
 	cJSON_AddBoolToObject(tr, "polling", tracker_polling(d->tracker));
 	cJSON_AddNumberToObject(tr, "events", (double)tracker_events(d->tracker));
 	cJSON_AddNumberToObject(tr, "count", (double)tracker_count(d->tracker));

@@ -85,7 +85,7 @@ struct tracker *tracker_free(struct tracker *t)
 	sd_event_source_disable_unref(t->reconcile_timer);
 	sd_event_source_disable_unref(t->poll_timer);
 	sd_event_source_disable_unref(t->rescan_timer);
-	connector_free(t->conn);
+	sensor_free(t->sensor);
 	tracker_pending_stop(t);
 	/* No task_exit here: the daemon is going away, not the tasks. */
 	while ((task = TAILQ_FIRST(&t->active)))
@@ -104,29 +104,26 @@ int tracker_start(struct tracker *t)
 {
 	int r;
 
-	if (!t->config->force_poll) {
-		r = connector_open(&t->conn);
-		if (r < 0)
-			log_notice("proc connector unavailable (%s), polling /proc every %u ms",
-				   strerror(-r), t->config->poll_interval_ms);
-		else if ((r = connector_probe(t->conn)) < 0) {
-			log_notice("proc connector delivers no events (%s; it does not outside the "
-				   "initial PID namespace), polling /proc every %u ms",
-				   r == -ENODATA ? "no fork event for a child of ours within 1 s" :
-				   strerror(-r), t->config->poll_interval_ms);
-			t->conn = connector_free(t->conn);
-		}
-	} else
-		log_notice("polling /proc every %u ms, as asked", t->config->poll_interval_ms);
-	t->polling = !t->conn;
-	/* The connector is open before the scan, so nothing that starts
+	r = sensor_open(t->config->force_poll ? SENSOR_POLL : t->config->sensor,
+			&t->scope, t->config->poll_interval_ms, &t->sensor);
+	if (r < 0)
+		return log_error_errno(r, "cannot open a sensor: %m");
+	t->polling = !t->sensor;
+	/* The sensor is open before the scan, so nothing that starts
 	 * during the scan is missed; events about scanned tasks are
 	 * idempotent. */
 	r = tracker_scan(t, false);
 	if (r < 0)
 		return r;
-	if (t->conn) {
-		r = tracker_attach_connector(t);
+	if (sensor_needs_seed(t->sensor)) {
+		/* A task forked by a scanned one before its seed has no
+		 * mark in the kernel: it shows in /proc now. */
+		r = tracker_scan(t, false);
+		if (r < 0)
+			return r;
+	}
+	if (t->sensor) {
+		r = tracker_attach_sensor(t);
 		if (r < 0)
 			return r;
 	}
@@ -139,8 +136,8 @@ int tracker_start(struct tracker *t)
 	r = tracker_arm_timers(t);
 	if (r < 0)
 		return r;
-	log_info("tracking %zu tasks through %s", tracker_count(t),
-		 t->polling ? "/proc polling" : "the proc connector");
+	log_info("tracking %zu tasks through the %s sensor", tracker_count(t),
+		 sensor_kind_name(sensor_kind_of(t->sensor)));
 	return 0;
 }
 
@@ -255,6 +252,10 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	proc->nthreads++;
 	TAILQ_INSERT_TAIL(&t->active, task, list_link);
 	t->nactive++;
+	/* Found by a scan or an adoption, not by its fork's event: the bpf
+	 * sensor learns it is in scope from us. */
+	if (!t->event_ns && sensor_needs_seed(t->sensor))
+		(void)sensor_seed(t->sensor, tid, task->uid, task->euid, task->gid);
 	if (t->cb.task_new)
 		t->cb.task_new(task, t->userdata);
 	return task;
@@ -435,4 +436,14 @@ void tracker_set_reader_priority(struct tracker *t, int fifo_prio)
 bool tracker_polling(const struct tracker *t)
 {
 	return t->polling;
+}
+
+const char *tracker_sensor(const struct tracker *t)
+{
+	return sensor_kind_name(sensor_kind_of(t->polling ? NULL : t->sensor));
+}
+
+uint64_t tracker_sensor_lost(const struct tracker *t)
+{
+	return sensor_lost(t->sensor);
 }

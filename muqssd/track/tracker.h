@@ -236,6 +236,11 @@ uint64_t tracker_loop_stat_reads(const struct tracker *t);
 /* New tasks' stat reads that waited for room in the reader's queue. */
 uint64_t tracker_deferred_stat_reads(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
+/* The sensor in use: "bpf", "connector" or "poll". */
+const char *tracker_sensor(const struct tracker *t);
+/* Events the sensor lost (bpf: a full ring buffer), each healed by a
+ * rescan (tracker_lost_recoveries()); 0 for the others. */
+uint64_t tracker_sensor_lost(const struct tracker *t);
 /* Reconciles the table with /proc now (what ENOBUFS and the timer do). */
 int tracker_rescan(struct tracker *t);
 

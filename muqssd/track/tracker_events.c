@@ -1,4 +1,5 @@
-/* Applying proc connector events to the table.
+/* Applying the sensor's events (the proc connector's, or the bpf
+ * sensor's in the same form) to the table.
  *
  * Events are per thread and arrive in order, but they describe the past:
  * by the time one is read the task may have exited and its tid been
@@ -279,11 +280,11 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 
 	/* A bounded batch per wakeup keeps the loop responsive in a storm;
 	 * the source stays readable, so the rest comes next iteration. */
-	r = connector_receive(t->conn, EVENTS_PER_WAKEUP, on_event, t);
+	r = sensor_receive(t->sensor, EVENTS_PER_WAKEUP, on_event, t);
 	if (r == -ENOBUFS)
 		tracker_schedule_recovery(t);
 	else if (r < 0)
-		log_warning_errno(r, "cannot read the proc connector, ignoring: %m");
+		log_warning_errno(r, "cannot read the %s sensor, ignoring: %m", tracker_sensor(t));
 	return 0;
 }
 
@@ -291,10 +292,10 @@ int tracker_flush(struct tracker *t)
 {
 	int r;
 
-	if (!t->conn)
+	if (!t->sensor)
 		return 0;
 	do
-		r = connector_receive(t->conn, EVENTS_PER_WAKEUP, on_event, t);
+		r = sensor_receive(t->sensor, EVENTS_PER_WAKEUP, on_event, t);
 	while (r == EVENTS_PER_WAKEUP);
 	/* Reads still out are not waited for: one may wait on an exec. */
 	tracker_pending_flush(t);
@@ -305,13 +306,13 @@ int tracker_flush(struct tracker *t)
 	return r < 0 ? r : 0;
 }
 
-int tracker_attach_connector(struct tracker *t)
+int tracker_attach_sensor(struct tracker *t)
 {
 	int r;
 
-	r = sd_event_add_io(t->event, &t->io_source, connector_fd(t->conn), EPOLLIN, on_io, t);
+	r = sd_event_add_io(t->event, &t->io_source, sensor_fd(t->sensor), EPOLLIN, on_io, t);
 	if (r < 0)
-		return log_error_errno(r, "cannot watch the proc connector: %m");
+		return log_error_errno(r, "cannot watch the %s sensor: %m", tracker_sensor(t));
 	/* Drain events before timers fire, so the table is fresh for a tick. */
 	(void)sd_event_source_set_priority(t->io_source, SD_EVENT_PRIORITY_IMPORTANT);
 	return 0;

@@ -1,9 +1,9 @@
 /* Shared by tracker*.c; nothing outside the tracker includes this. */
 #pragma once
 
-#include "connector.h"
 #include "procfs.h"
 #include "scope.h"
+#include "sensor.h"
 #include "stat_worker.h"
 #include "tidmap.h"
 #include "tracker.h"
@@ -99,7 +99,7 @@ struct tracker {
 	uint64_t sweep_carry_ns; /* time not yet spent on idle probes */
 	uint64_t reads_carried;  /* due reads left to a later refresh for time */
 
-	struct connector *conn;
+	struct sensor *sensor;	/* NULL when polling */
 	sd_event_source *io_source;
 	sd_event_source *reconcile_timer;
 	sd_event_source *poll_timer;
@@ -182,11 +182,11 @@ void tracker_verify_task(struct tracker *t, struct tracked_task *task, const str
 int tracker_arm_timers(struct tracker *t);
 /* Rescans soon, once however often it is asked before then. */
 void tracker_schedule_recovery(struct tracker *t);
-/* Closes the connector and polls from now on. */
+/* Closes the sensor and polls from now on. */
 int tracker_start_polling(struct tracker *t);
 
 /* tracker_events.c */
-int tracker_attach_connector(struct tracker *t);
+int tracker_attach_sensor(struct tracker *t);
 
 /* tracker_pending.c */
 int tracker_pending_start(struct tracker *t);

@@ -209,8 +209,8 @@ static int on_recovery(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Their exit events may be among the lost: a reused pid must not
 	 * pass for one. */
 	tracker_ghosts_age(t, true);
-	log_info("proc connector dropped events, reconciled with /proc (%llu recoveries)",
-		 (unsigned long long)t->lost_recoveries);
+	log_info("the %s sensor dropped events, reconciled with /proc (%llu recoveries)",
+		 tracker_sensor(t), (unsigned long long)t->lost_recoveries);
 	(void)tracker_scan(t, true);
 	if (t->recovered)
 		t->recovered(t, t->recovered_userdata);
@@ -260,7 +260,8 @@ static void check_silence(struct tracker *t)
 {
 	size_t added = t->scan_added;
 
-	if (t->polling || !added)
+	/* The bpf sensor hears only the scope: its silence says nothing. */
+	if (t->polling || !added || sensor_kind_of(t->sensor) != SENSOR_CONNECTOR)
 		goto out;
 	(void)tracker_flush(t);
 	if (t->events != t->events_at_reconcile)
@@ -301,7 +302,7 @@ int tracker_start_polling(struct tracker *t)
 	int r;
 
 	t->io_source = sd_event_source_disable_unref(t->io_source);
-	t->conn = connector_free(t->conn);
+	t->sensor = sensor_free(t->sensor);
 	t->polling = true;
 	tracker_ghosts_age(t, true);
 	r = sd_event_add_time_relative(t->event, &t->poll_timer, CLOCK_MONOTONIC,

@@ -115,6 +115,7 @@ static void test_every_key(void)
 			"reconcile_interval_ms = 5000\n"
 			"poll_interval_ms = 100\n"
 			"force_poll = yes\n"
+			"sensor = connector\n"
 			"[idleprio]\n"
 			"stop_max_ms = 250\n"
 			"[control]\n"
@@ -147,6 +148,7 @@ static void test_every_key(void)
 	CHECK(c.reconcile_interval_ms == 5000);
 	CHECK(c.poll_interval_ms == 100);
 	CHECK(c.force_poll);
+	CHECK(c.sensor == SENSOR_CONNECTOR);
 	CHECK(c.idleprio_stop_max_ms == 250);
 	CHECK(strcmp(c.socket_path, "/tmp/muqss.sock") == 0);
 	CHECK(c.socket_mode == 0660);
@@ -188,6 +190,7 @@ static void test_bad_values(void)
 		{ "[tracking]\nreconcile_interval_ms = 99\n", "2: reconcile_interval_ms: 99 is out of range 100..3600000 ms" },
 		{ "[tracking]\npoll_interval_ms = 60001\n", "2: poll_interval_ms: 60001 is out of range 10..60000 ms" },
 		{ "[tracking]\nforce_poll = maybe\n", "2: force_poll: \"maybe\" is not a boolean" },
+		{ "[tracking]\nsensor = ebpf\n", "2: sensor: \"ebpf\" is not one of auto|bpf|connector|poll" },
 		{ "[idleprio]\nstop_max_ms = 0\n", "2: stop_max_ms: 0 is out of range 1..60000 ms" },
 		{ "[control]\nsocket = run/x\n", "2: socket: \"run/x\" is not an absolute path" },
 		{ "[control]\nsocket = /" "0123456789012345678901234567890123456789" "0123456789012345678901234567890123456789" "0123456789012345678901234567890123456789\n",

@@ -22,6 +22,9 @@ import wire  # noqa: E402
 term.exit_on_sigterm()
 
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
+# The sensor every Scope asks for (meson registers each test once per
+# sensor): bpf or connector; unset, the daemon's default (auto).
+SENSOR = os.environ.get("MUQSS_TEST_SENSOR", "")
 
 
 def wire_text(raw):
@@ -64,7 +67,9 @@ def log(*a):
 
 
 class Scope:
-    def __init__(self, extra_args=(), log_level="info", conf_text="# empty: built-in defaults\n"):
+    def __init__(self, extra_args=(), log_level="info", conf_text="# empty: built-in defaults\n",
+                 wrapper=()):
+        """wrapper: a command muqssd runs under (setpriv ...)."""
         # tmpfs: the daemon's crash-restore records are written per task.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.tmp = tempfile.mkdtemp(prefix="muqss-track-", dir=shm)
@@ -74,12 +79,15 @@ class Scope:
             f.write(conf_text)
         self.daemon = None
         try:
-            self._start(extra_args, log_level)
+            extra_args, asked = self._with_sensor(extra_args)
+            self._start(extra_args, log_level, wrapper)
+            if self.daemon is not None:
+                self._skip_without(asked)
         except BaseException:
             self.close()
             raise
 
-    def _start(self, extra_args, log_level):
+    def _start(self, extra_args, log_level, wrapper):
         self.root = subprocess.Popen(
             ["timeout", "-s", "KILL", "300", sys.executable, "-c", ROOT_CODE],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -87,12 +95,45 @@ class Scope:
         self.root_pid = self._child_of(self.root.pid)
         self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
         self.daemon = subprocess.Popen(
-            ["timeout", "-s", "TERM", "200", MUQSSD, "--scope-pid", str(self.root_pid),
+            ["timeout", "-s", "TERM", "200", *wrapper, MUQSSD, "--scope-pid", str(self.root_pid),
              "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
              "--config", self.conf, "--log-level", log_level, *extra_args],
             stdout=self.logf, stderr=subprocess.STDOUT)
         self.daemon_pid = self._child_of(self.daemon.pid)
         self._wait_ready()
+
+    @staticmethod
+    def _with_sensor(extra_args):
+        """extra_args with --sensor SENSOR unless they choose one; and the
+        sensor asked for."""
+        if not SENSOR or any(a in ("--poll", "--sensor") for a in extra_args):
+            return list(extra_args), ""
+        return ["--sensor", SENSOR, *extra_args], SENSOR
+
+    def _skip_without(self, sensor):
+        """Exits 77 when the sensor asked for fell back (bpf not built in,
+        or refused here), with the daemon's notice that says why."""
+        if not sensor:
+            return
+        got = self.status()["tracking"]["sensor"]
+        if got == sensor:
+            return
+        with open(self.logf.name, errors="replace") as f:
+            why = [line for line in f if "sensor unavailable" in line]
+        log(f"SKIP: asked for the {sensor} sensor, got {got}:", *why)
+        sys.exit(77)  # __init__ closes the scope on the way out
+
+    def log_text(self):
+        with open(self.logf.name, errors="replace") as f:
+            return f.read()
+
+    def status(self):
+        with wire.connect(os.path.join(self.tmp, "sock")) as s:
+            wire.hello(s)
+            t, status = wire.call(s, wire.STATUS)
+        if t != wire.OK:
+            raise RuntimeError(f"status answered with type {t}: {status}")
+        return status
 
     @staticmethod
     def _child_of(pid):
@@ -143,7 +184,8 @@ class Scope:
             if t != wire.OK:
                 raise RuntimeError(f"status answered with type {t}: {status}")
         tr = status["tracking"]
-        return {"polling": tr["polling"], "events": tr["events"], "count": tr["count"],
+        return {"polling": tr["polling"], "sensor": tr["sensor"], "sensor_lost": tr["sensor_lost"],
+                "events": tr["events"], "count": tr["count"],
                 "stat_reads_on_loop": tr["stat_reads_on_loop"],
                 "lost_event_recoveries": status["counters"]["lost_event_recoveries"],
                 "tasks": tasks}
@@ -294,7 +336,7 @@ class CgroupScope(Scope):
                 pass
         super().__init__(extra_args, log_level)
 
-    def _start(self, extra_args, log_level):
+    def _start(self, extra_args, log_level, wrapper):
         code = ("import os\nopen(%r, 'w').write(str(os.getpid()))\n" %
                 os.path.join(self.cg, "cgroup.procs")) + ROOT_CODE
         self.root = subprocess.Popen(
@@ -308,6 +350,7 @@ class CgroupScope(Scope):
         self.logf = open(os.path.join(self.tmp, "daemon.log"), "w")
         if scope_args is None:
             scope_args = ["--scope-cgroup", self.cg]
+        extra_args, asked = self._with_sensor(extra_args)
         self.daemon = subprocess.Popen(
             ["timeout", "-s", "TERM", "200", MUQSSD, *scope_args,
              "--state-dir", self.state, "--socket", os.path.join(self.tmp, "sock"),
@@ -315,6 +358,7 @@ class CgroupScope(Scope):
             stdout=self.logf, stderr=subprocess.STDOUT)
         self.daemon_pid = self._child_of(self.daemon.pid)
         self._wait_ready()
+        self._skip_without(asked)
 
     def mkdir(self, name):
         path = os.path.join(self.cg, name)

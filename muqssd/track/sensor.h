@@ -1,0 +1,48 @@
+/* Where the tracker learns of forks, execs, exits, renames and credential
+ * changes: one interface over three backends.
+ *   bpf        programs in the kernel filter to the scope and write a ring
+ *              buffer (sensor_bpf.c); no /proc read, no event from outside
+ *   connector  the proc connector: every event of the machine (connector.c)
+ *   poll       no sensor at all: the tracker rescans /proc on a timer
+ * Both event backends hand the tracker the same struct proc_event, so the
+ * rest of the daemon does not know which one runs. */
+#pragma once
+
+#include <linux/cn_proc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "scope.h"
+
+struct sensor;
+
+typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
+
+/* Opens the sensor asked for (auto: bpf, else connector). One that cannot
+ * be used logs one notice that says why, and the next is tried: bpf, then
+ * the connector, then polling (0 with *ret NULL; poll_ms is for the
+ * notice). Never fails for want of a backend. With SCOPE_ALL every user
+ * task counts, so nothing needs seeding (sensor_seed). */
+int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_ms,
+		struct sensor **ret);
+struct sensor *sensor_free(struct sensor *s);
+/* SENSOR_POLL for NULL. */
+enum sensor_kind sensor_kind_of(const struct sensor *s);
+/* Readable when events are queued. */
+int sensor_fd(const struct sensor *s);
+/* Hands up to max queued events to fn, without blocking. Returns the count
+ * read, or -ENOBUFS when events were lost since the last call (those read
+ * were delivered): the caller rescans /proc. */
+int sensor_receive(struct sensor *s, unsigned max, sensor_event_func_t fn, void *userdata);
+/* Whether sensor_seed() is needed for a task found other than by its fork
+ * event (a scan, an adoption). */
+bool sensor_needs_seed(const struct sensor *s);
+/* Marks thread tid in scope in the kernel, so that its events and its
+ * descendants' come; uid, euid and gid as known, so a change from them
+ * is told. 0, or -errno (gone: -ESRCH). */
+int sensor_seed(struct sensor *s, pid_t tid, uid_t uid, uid_t euid, gid_t gid);
+/* Events lost so far (a full ring buffer); 0 for the connector, whose
+ * losses only show as -ENOBUFS. */
+uint64_t sensor_lost(const struct sensor *s);

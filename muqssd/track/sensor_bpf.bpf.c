@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The bpf sensor's half in the kernel: forks, execs, exits, renames and
+ * credential changes of the tasks in scope, into a ring buffer that the
+ * daemon reads as one more fd (sensor_bpf.c).
+ *
+ * The scope is a flag in task storage: userspace sets it on the tasks
+ * its scan finds, a fork passes it on, and a task without it costs one
+ * lookup and leaves. With scope_all (no scope), every user task counts. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "sensor_bpf_event.h"
+
+#define PF_KTHREAD 0x00200000
+
+char LICENSE[] SEC("license") = "GPL";
+
+const volatile bool scope_all;
+/* Records the ring buffer had no room for: the daemon rescans /proc. */
+__u64 lost;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} muqss_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sensor_bpf_task);
+} muqss_scope SEC(".maps");
+
+static __always_inline bool in_scope(struct task_struct *task)
+{
+	return scope_all || bpf_task_storage_get(&muqss_scope, task, 0, 0);
+}
+
+static __always_inline void set_creds(struct sensor_bpf_event *e, const struct cred *c)
+{
+	e->uid = c->uid.val;
+	e->euid = c->euid.val;
+	e->gid = c->gid.val;
+}
+
+static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_struct *task)
+{
+	struct sensor_bpf_event *e = bpf_ringbuf_reserve(&muqss_events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&lost, 1);
+		return NULL;
+	}
+	e->what = what;
+	e->tid = task->pid;
+	e->tgid = task->tgid;
+	e->ptid = e->ptgid = 0;
+	e->uid = e->euid = e->gid = 0;
+	e->ns = bpf_ktime_get_ns();
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	__builtin_memcpy(e->comm, task->comm, sizeof(e->comm));
+	e->filename[0] = '\0';
+	return e;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct sensor_bpf_event *e;
+	struct task_struct *real_parent;
+
+	if (!in_scope(parent) || (child->flags & PF_KTHREAD))
+		return 0;
+	if (!scope_all) {
+		struct sensor_bpf_task *v = bpf_task_storage_get(&muqss_scope, child, 0,
+								 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		const struct cred *c = child->real_cred;
+
+		if (v) {
+			v->cred = (__u64)c;
+			v->uid = c->uid.val;
+			v->euid = c->euid.val;
+			v->gid = c->gid.val;
+			v->known = 1;
+		}
+	}
+	e = reserve(SENSOR_BPF_FORK, child);
+	if (!e)
+		return 0;
+	/* As the proc connector: a thread's parent is its process's. */
+	real_parent = child->real_parent;
+	e->ptid = real_parent->pid;
+	e->ptgid = real_parent->tgid;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(muqss_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct sensor_bpf_event *e;
+
+	if (!in_scope(task))
+		return 0;
+	e = reserve(SENSOR_BPF_EXEC, task);
+	if (!e)
+		return 0;
+	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), bprm->filename);
+	/* A set-id binary's: told now, not at the next switch. */
+	set_creds(e, task->real_cred);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(muqss_exit, struct task_struct *task)
+{
+	struct sensor_bpf_event *e;
+
+	if (!in_scope(task))
+		return 0;
+	e = reserve(SENSOR_BPF_EXIT, task);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(muqss_rename, struct task_struct *task, const char *comm)
+{
+	struct sensor_bpf_event *e;
+
+	/* An exec renames too; its exec event tells. */
+	if (bpf_core_field_exists(task->in_execve) && BPF_CORE_READ_BITFIELD(task, in_execve))
+		return 0;
+	if (!in_scope(task))
+		return 0;
+	e = reserve(SENSOR_BPF_COMM, task);
+	if (!e)
+		return 0;
+	/* The tracepoint fires before the copy: the new name is comm. */
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* No tracepoint marks a credential change (and fentry on commit_creds()
+ * is refused on some kernels): a task's credentials are compared with
+ * those it had at its last switch, when it switches out. Any task that
+ * calls setuid() switches out soon after. One lookup for a task outside
+ * the scope. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev)
+{
+	struct sensor_bpf_task *v;
+	const struct cred *c = prev->real_cred;
+	struct sensor_bpf_event *e;
+	bool changed;
+
+	v = bpf_task_storage_get(&muqss_scope, prev, 0,
+				 scope_all ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!v || v->cred == (__u64)c)
+		return 0;
+	v->cred = (__u64)c;
+	changed = v->known && (v->uid != c->uid.val || v->euid != c->euid.val ||
+			       v->gid != c->gid.val);
+	v->known = 1;
+	v->uid = c->uid.val;
+	v->euid = c->euid.val;
+	v->gid = c->gid.val;
+	if (!changed || (prev->flags & PF_KTHREAD))
+		return 0;
+	e = reserve(SENSOR_BPF_CREDS, prev);
+	if (!e)
+		return 0;
+	set_creds(e, c);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

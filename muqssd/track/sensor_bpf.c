@@ -1,0 +1,244 @@
+/* The bpf sensor's userspace half (see sensor_bpf.h): the programs of
+ * sensor_bpf.bpf.c through their generated skeleton, and their ring
+ * buffer turned into the proc connector's events. */
+#include "sensor_bpf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "sensor_bpf.skel.h"
+#include "sensor_bpf_event.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+/* A callback's return that ends a batch; the record it saw is consumed. */
+#define BATCH_FULL (-E2BIG)
+
+struct sensor_bpf {
+	struct sensor_bpf_skel *skel;
+	struct ring_buffer *rb;
+	uint64_t lost_seen;
+	/* While sensor_bpf_receive() runs. */
+	sensor_event_func_t fn;
+	void *userdata;
+	unsigned count, max;
+};
+
+/* libbpf's own messages (a verifier log runs to pages) are for debugging;
+ * the notice the user sees is ours. */
+static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	if (log_get_level() < LOG_LEVEL_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	log_debug("libbpf: %s", buf);
+	return 0;
+}
+
+static int on_record(void *ctx, void *data, size_t size);
+
+static int pidfd_open_thread(pid_t tid)
+{
+	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+}
+
+static int fail(int r, char *why, size_t size, const char *what)
+{
+	if (r == -EPERM || r == -EACCES)
+		snprintf(why, size, "%s: %s; it needs CAP_BPF and CAP_PERFMON, and no kernel "
+			 "lockdown", what, strerror(-r));
+	else
+		snprintf(why, size, "%s: %s", what, strerror(-r));
+	return r;
+}
+
+int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t why_size)
+{
+	struct sensor_bpf *b;
+	int r, fd;
+
+	libbpf_set_print(on_libbpf_print);
+	if (access(KERNEL_BTF, R_OK) < 0)
+		return fail(-errno, why, why_size, "no kernel BTF at " KERNEL_BTF);
+	if (!scope_all) {
+		/* Threads are seeded by a pidfd of their own. */
+		fd = pidfd_open_thread(getpid());
+		if (fd < 0)
+			return fail(-errno, why, why_size, "no pidfd for threads (PIDFD_THREAD, "
+				    "Linux 6.9)");
+		close(fd);
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return fail(-ENOMEM, why, why_size, "cannot allocate");
+	b->skel = sensor_bpf_skel__open();
+	if (!b->skel) {
+		r = fail(-errno, why, why_size, "cannot open the programs");
+		goto out;
+	}
+	b->skel->rodata->scope_all = scope_all;
+	r = sensor_bpf_skel__load(b->skel);
+	if (r < 0) {
+		r = fail(r, why, why_size, "the kernel refused the programs (the verifier's "
+			 "log shows at --log-level debug)");
+		goto out;
+	}
+	r = sensor_bpf_skel__attach(b->skel);
+	if (r < 0) {
+		r = fail(r, why, why_size, "cannot attach the programs");
+		goto out;
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.muqss_events), on_record, b, NULL);
+	if (!b->rb) {
+		r = fail(-errno, why, why_size, "cannot map the ring buffer");
+		goto out;
+	}
+	*ret = b;
+	return 0;
+out:
+	sensor_bpf_free(b);
+	return r;
+}
+
+struct sensor_bpf *sensor_bpf_free(struct sensor_bpf *b)
+{
+	if (!b)
+		return NULL;
+	ring_buffer__free(b->rb);
+	sensor_bpf_skel__destroy(b->skel);
+	free(b);
+	return NULL;
+}
+
+int sensor_bpf_fd(const struct sensor_bpf *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
+}
+
+/* The connector tells uids and gids apart: so do we. */
+static void deliver_creds(struct sensor_bpf *b, const struct sensor_bpf_event *e,
+			  struct proc_event *ev)
+{
+	memset(&ev->event_data, 0, sizeof(ev->event_data));
+	ev->what = PROC_EVENT_UID;
+	ev->event_data.id.process_pid = (pid_t)e->tid;
+	ev->event_data.id.process_tgid = (pid_t)e->tgid;
+	ev->event_data.id.r.ruid = e->uid;
+	ev->event_data.id.e.euid = e->euid;
+	b->fn(ev, b->userdata);
+	ev->what = PROC_EVENT_GID;
+	ev->event_data.id.r.rgid = e->gid;
+	ev->event_data.id.e.egid = e->gid;
+	b->fn(ev, b->userdata);
+}
+
+static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
+{
+	struct proc_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.timestamp_ns = e->ns;
+	switch (e->what) {
+	case SENSOR_BPF_FORK:
+		ev.what = PROC_EVENT_FORK;
+		ev.event_data.fork.parent_pid = (pid_t)e->ptid;
+		ev.event_data.fork.parent_tgid = (pid_t)e->ptgid;
+		ev.event_data.fork.child_pid = (pid_t)e->tid;
+		ev.event_data.fork.child_tgid = (pid_t)e->tgid;
+		break;
+	case SENSOR_BPF_EXEC:
+		ev.what = PROC_EVENT_EXEC;
+		ev.event_data.exec.process_pid = (pid_t)e->tid;
+		ev.event_data.exec.process_tgid = (pid_t)e->tgid;
+		b->fn(&ev, b->userdata);
+		deliver_creds(b, e, &ev);
+		return;
+	case SENSOR_BPF_EXIT:
+		ev.what = PROC_EVENT_EXIT;
+		ev.event_data.exit.process_pid = (pid_t)e->tid;
+		ev.event_data.exit.process_tgid = (pid_t)e->tgid;
+		break;
+	case SENSOR_BPF_COMM:
+		ev.what = PROC_EVENT_COMM;
+		ev.event_data.comm.process_pid = (pid_t)e->tid;
+		ev.event_data.comm.process_tgid = (pid_t)e->tgid;
+		memcpy(ev.event_data.comm.comm, e->comm, sizeof(ev.event_data.comm.comm));
+		break;
+	case SENSOR_BPF_CREDS:
+		deliver_creds(b, e, &ev);
+		return;
+	default:
+		return;
+	}
+	b->fn(&ev, b->userdata);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sensor_bpf *b = ctx;
+
+	if (size < sizeof(struct sensor_bpf_event))
+		return 0;
+	deliver(b, data);
+	return ++b->count >= b->max ? BATCH_FULL : 0;
+}
+
+int sensor_bpf_receive(struct sensor_bpf *b, unsigned max, sensor_event_func_t fn,
+		       void *userdata)
+{
+	uint64_t lost;
+	int r;
+
+	if (!max)
+		return 0;
+	b->fn = fn;
+	b->userdata = userdata;
+	b->count = 0;
+	b->max = max;
+	r = ring_buffer__consume(b->rb);
+	if (r < 0 && r != BATCH_FULL)
+		return r;
+	lost = sensor_bpf_lost(b);
+	if (lost != b->lost_seen) {
+		b->lost_seen = lost;
+		return -ENOBUFS;
+	}
+	return (int)b->count;
+}
+
+int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_t gid)
+{
+	struct sensor_bpf_task v = { .known = 1, .uid = uid, .euid = euid, .gid = gid };
+	int fd, r;
+
+	fd = pidfd_open_thread(tid);
+	if (fd < 0)
+		return -errno;
+	r = bpf_map_update_elem(bpf_map__fd(b->skel->maps.muqss_scope), &fd, &v, BPF_ANY);
+	r = r < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+uint64_t sensor_bpf_lost(const struct sensor_bpf *b)
+{
+	return __atomic_load_n(&b->skel->bss->lost, __ATOMIC_RELAXED);
+}

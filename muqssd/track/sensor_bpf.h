@@ -1,0 +1,25 @@
+/* The bpf sensor's userspace half: loads sensor_bpf.bpf.c through its
+ * skeleton, reads its ring buffer, seeds its scope. Programs and maps
+ * live by their fds only (nothing is pinned), so they go away with the
+ * daemon however it ends. Needs CAP_BPF and CAP_PERFMON (or
+ * CAP_SYS_ADMIN), kernel BTF, and a kernel with task storage for
+ * tracing programs and PIDFD_THREAD (6.9) unless scope_all. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sensor.h"
+
+struct sensor_bpf;
+
+/* On failure, why (for the user's notice) is written to why. */
+int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t why_size);
+struct sensor_bpf *sensor_bpf_free(struct sensor_bpf *b);
+int sensor_bpf_fd(const struct sensor_bpf *b);
+int sensor_bpf_receive(struct sensor_bpf *b, unsigned max, sensor_event_func_t fn,
+		       void *userdata);
+int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_t gid);
+uint64_t sensor_bpf_lost(const struct sensor_bpf *b);

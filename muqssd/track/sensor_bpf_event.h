@@ -1,0 +1,41 @@
+/* One record of the bpf sensor's ring buffer: shared by the program in
+ * the kernel (sensor_bpf.bpf.c) and its reader (sensor_bpf.c). Fixed
+ * size, so the program reserves it in one step. */
+#pragma once
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+enum sensor_bpf_what {
+	SENSOR_BPF_FORK = 1,
+	SENSOR_BPF_EXEC,
+	SENSOR_BPF_EXIT,
+	SENSOR_BPF_COMM,	/* prctl(PR_SET_NAME), a write to comm; not an exec's */
+	SENSOR_BPF_CREDS,	/* uid, euid or gid changed (seen at its next switch) */
+};
+
+#define SENSOR_BPF_FILENAME_MAX 128
+
+struct sensor_bpf_event {
+	__u32 what;
+	__u32 tid, tgid;
+	/* fork: the child's real parent, as the proc connector names it
+	 * (for a thread, its process's parent) */
+	__u32 ptid, ptgid;
+	__u32 uid, euid, gid;	/* creds: the new ones; exec: as of it */
+	__u64 ns;		/* CLOCK_MONOTONIC */
+	__u64 cgroup_id;	/* of its cgroup v2 */
+	char comm[16];
+	char filename[SENSOR_BPF_FILENAME_MAX]; /* exec: as execve got it */
+};
+
+/* A task's storage: its presence marks the task in scope (but with
+ * scope_all, where every task has one). The credentials last seen, to
+ * tell a setuid() at the task's next switch: the pointer, which any
+ * commit_creds() changes, and the ids, which say if it matters. */
+struct sensor_bpf_task {
+	__u32 known;		/* 0: ids not yet seen, take them silently */
+	__u32 uid, euid, gid;
+	__u64 cred;		/* task->real_cred as last seen; 0 before */
+};
