@@ -140,6 +140,29 @@ int sensor_seed(struct sensor *s, pid_t tid, uid_t uid, uid_t euid, gid_t gid)
 	return 0;
 }
 
+bool sensor_has_counters(const struct sensor *s)
+{
+	return s && s->kind == SENSOR_BPF;
+}
+
+int sensor_counters(struct sensor *s, int pidfd, uint64_t now_ns, struct sensor_counters *ret)
+{
+#ifdef HAVE_BPF
+	if (s && s->bpf)
+		return sensor_bpf_counters(s->bpf, pidfd, now_ns, ret);
+#endif
+	return -EOPNOTSUPP;
+}
+
+int sensor_task_pidfd(pid_t tid)
+{
+#ifdef HAVE_BPF
+	return sensor_bpf_pidfd(tid);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 uint64_t sensor_lost(const struct sensor *s)
 {
 #ifdef HAVE_BPF

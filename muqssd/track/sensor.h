@@ -46,3 +46,25 @@ int sensor_seed(struct sensor *s, pid_t tid, uid_t uid, uid_t euid, gid_t gid);
 /* Events lost so far (a full ring buffer); 0 for the connector, whose
  * losses only show as -ENOBUFS. */
 uint64_t sensor_lost(const struct sensor *s);
+
+/* A task's scheduling as the kernel counted it at its last switch or
+ * wakeup (bpf only). CLOCK_MONOTONIC ns; 0 for what has not happened. */
+struct sensor_counters {
+	uint64_t cpu_ns;	/* on CPU, up to now when it runs now */
+	uint64_t wait_ns;	/* runnable but off a CPU, summed */
+	uint64_t wake_ns;	/* its last wakeup */
+	uint64_t run_ns;	/* its last switch in */
+	uint64_t out_ns;	/* its last switch out */
+	uint64_t nvcsw, nivcsw;
+	int cpu;		/* the CPU it last ran on */
+	char state;		/* R (running or runnable), S, D, T, t, I... */
+};
+/* Whether sensor_counters() can answer: the bpf sensor. */
+bool sensor_has_counters(const struct sensor *s);
+/* The counters of the task pidfd refers to (a pidfd of the thread,
+ * PIDFD_THREAD): 0, -ENOENT when the kernel holds none for it (not in
+ * scope, or not switched since it was), -ESRCH when it is gone,
+ * -EOPNOTSUPP without bpf. One bpf() call. */
+int sensor_counters(struct sensor *s, int pidfd, uint64_t now_ns, struct sensor_counters *ret);
+/* A pidfd of thread tid, for sensor_counters(); -errno. */
+int sensor_task_pidfd(pid_t tid);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The bpf sensor's half in the kernel: forks, execs, exits, renames and
  * credential changes of the tasks in scope, into a ring buffer that the
- * daemon reads as one more fd (sensor_bpf.c).
+ * daemon reads as one more fd (sensor_bpf.c); and each such task's
+ * scheduling counters in its task storage, for the tick to look up.
  *
  * The scope is a flag in task storage: userspace sets it on the tasks
  * its scan finds, a fork passes it on, and a task without it costs one
@@ -149,20 +150,15 @@ int BPF_PROG(muqss_rename, struct task_struct *task, const char *comm)
 /* No tracepoint marks a credential change (and fentry on commit_creds()
  * is refused on some kernels): a task's credentials are compared with
  * those it had at its last switch, when it switches out. Any task that
- * calls setuid() switches out soon after. One lookup for a task outside
- * the scope. */
-SEC("tp_btf/sched_switch")
-int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev)
+ * calls setuid() switches out soon after. */
+static __always_inline void check_creds(struct sensor_bpf_task *v, struct task_struct *task)
 {
-	struct sensor_bpf_task *v;
-	const struct cred *c = prev->real_cred;
+	const struct cred *c = task->real_cred;
 	struct sensor_bpf_event *e;
 	bool changed;
 
-	v = bpf_task_storage_get(&muqss_scope, prev, 0,
-				 scope_all ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
-	if (!v || v->cred == (__u64)c)
-		return 0;
+	if (v->cred == (__u64)c)
+		return;
 	v->cred = (__u64)c;
 	changed = v->known && (v->uid != c->uid.val || v->euid != c->euid.val ||
 			       v->gid != c->gid.val);
@@ -170,12 +166,84 @@ int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev)
 	v->uid = c->uid.val;
 	v->euid = c->euid.val;
 	v->gid = c->gid.val;
-	if (!changed || (prev->flags & PF_KTHREAD))
-		return 0;
-	e = reserve(SENSOR_BPF_CREDS, prev);
+	if (!changed)
+		return;
+	e = reserve(SENSOR_BPF_CREDS, task);
 	if (!e)
-		return 0;
+		return;
 	set_creds(e, c);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* With scope_all every user task gets its storage at its first switch;
+ * otherwise only the tasks in scope have one. */
+static __always_inline struct sensor_bpf_task *task_of(struct task_struct *task)
+{
+	return bpf_task_storage_get(&muqss_scope, task, 0,
+				    scope_all && !(task->flags & PF_KTHREAD) ?
+				    BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* The hottest hook: one lookup for each of prev and next, and out at
+ * once for a task outside the scope. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct sensor_bpf_task *v = task_of(prev), *w;
+	__u64 now = 0;
+
+	if (v) {
+		now = bpf_ktime_get_ns();
+		v->runtime_ns = prev->se.sum_exec_runtime;
+		v->nvcsw = prev->nvcsw;
+		v->nivcsw = prev->nivcsw;
+		v->out_ns = now;
+		/* Preempted, it waits in a run queue again. */
+		v->state = preempt ? 0 : prev_state;
+		v->queued_ns = v->state == 0 ? now : 0;
+		check_creds(v, prev);
+	}
+	w = task_of(next);
+	if (w) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		if (w->queued_ns && now > w->queued_ns)
+			w->wait_ns += now - w->queued_ns;
+		w->queued_ns = 0;
+		/* Exact while it is off a CPU: its runtime from here on is
+		 * now - run_ns, however long ago its storage was made. */
+		w->runtime_ns = next->se.sum_exec_runtime;
+		w->run_ns = now;
+		w->state = 0;
+		w->cpu = bpf_get_smp_processor_id();
+	}
+	return 0;
+}
+
+static __always_inline void woken(struct task_struct *p)
+{
+	struct sensor_bpf_task *v = bpf_task_storage_get(&muqss_scope, p, 0, 0);
+	__u64 now;
+
+	if (!v)
+		return;
+	now = bpf_ktime_get_ns();
+	v->wake_ns = now;
+	v->queued_ns = now;
+	v->state = 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(muqss_wakeup, struct task_struct *p)
+{
+	woken(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(muqss_wakeup_new, struct task_struct *p)
+{
+	woken(p);
 	return 0;
 }

@@ -60,6 +60,13 @@ static int pidfd_open_thread(pid_t tid)
 	return (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 }
 
+int sensor_bpf_pidfd(pid_t tid)
+{
+	int fd = pidfd_open_thread(tid);
+
+	return fd < 0 ? -errno : fd;
+}
+
 static int fail(int r, char *why, size_t size, const char *what)
 {
 	if (r == -EPERM || r == -EACCES)
@@ -241,4 +248,52 @@ int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_
 uint64_t sensor_bpf_lost(const struct sensor_bpf *b)
 {
 	return __atomic_load_n(&b->skel->bss->lost, __ATOMIC_RELAXED);
+}
+
+/* __state bits (include/linux/sched.h), as /proc names them. */
+static char state_letter(uint32_t state)
+{
+	if (state == 0)
+		return 'R';
+	if ((state & 0x0402) == 0x0402) /* TASK_IDLE: UNINTERRUPTIBLE | NOLOAD */
+		return 'I';
+	if (state & 0x0001)
+		return 'S';
+	if (state & 0x0002)
+		return 'D';
+	if (state & 0x0004)
+		return 'T';
+	if (state & 0x0008)
+		return 't';
+	return 'S';
+}
+
+int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
+			struct sensor_counters *ret)
+{
+	struct sensor_bpf_task v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_scope), &pidfd, &v) < 0)
+		return -errno;
+	/* Seeded but not yet switched: nothing counted. */
+	if (!v.run_ns && !v.out_ns)
+		return -ENOENT;
+	*ret = (struct sensor_counters){
+		.cpu_ns = v.runtime_ns,
+		.wait_ns = v.wait_ns,
+		.wake_ns = v.wake_ns,
+		.run_ns = v.run_ns,
+		.out_ns = v.out_ns,
+		.nvcsw = v.nvcsw,
+		.nivcsw = v.nivcsw,
+		.cpu = (int)v.cpu,
+		.state = state_letter(v.state),
+	};
+	/* On a CPU now: its runtime grows from its switch in. A waiter's
+	 * wait too, from when it was queued. */
+	if (v.run_ns > v.out_ns && now_ns > v.run_ns)
+		ret->cpu_ns += now_ns - v.run_ns;
+	else if (v.queued_ns && now_ns > v.queued_ns)
+		ret->wait_ns += now_ns - v.queued_ns;
+	return 0;
 }

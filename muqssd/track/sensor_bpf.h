@@ -23,3 +23,7 @@ int sensor_bpf_receive(struct sensor_bpf *b, unsigned max, sensor_event_func_t f
 		       void *userdata);
 int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_t gid);
 uint64_t sensor_bpf_lost(const struct sensor_bpf *b);
+int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
+			struct sensor_counters *ret);
+/* pidfd_open(tid, PIDFD_THREAD), or -errno. */
+int sensor_bpf_pidfd(pid_t tid);

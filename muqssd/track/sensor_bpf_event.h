@@ -38,4 +38,15 @@ struct sensor_bpf_task {
 	__u32 known;		/* 0: ids not yet seen, take them silently */
 	__u32 uid, euid, gid;
 	__u64 cred;		/* task->real_cred as last seen; 0 before */
+	/* Scheduling counters, kept at its switches and wakeups, so a tick
+	 * reads them by a lookup rather than /proc (CLOCK_MONOTONIC ns). */
+	__u64 runtime_ns;	/* se.sum_exec_runtime at its last switch out */
+	__u64 wait_ns;		/* summed time runnable but off a CPU */
+	__u64 queued_ns;	/* since when it waits for a CPU; 0: it does not */
+	__u64 wake_ns;		/* its last wakeup */
+	__u64 run_ns;		/* its last switch in */
+	__u64 out_ns;		/* its last switch out */
+	__u64 nvcsw, nivcsw;	/* as of its last switch out */
+	__u32 state;		/* __state at its last switch out; 0 once woken */
+	__u32 cpu;		/* the CPU it last ran on */
 };

@@ -54,6 +54,7 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 	if (notify && t->cb.task_exit)
 		t->cb.task_exit(task, t->userdata);
 	tracker_close_fds(t, task);
+	tracker_close_pidfd(t, task);
 	TAILQ_REMOVE(task->active ? &t->active : &t->idle, task, list_link);
 	if (task->active)
 		t->nactive--;
@@ -237,7 +238,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	}
 	task->tid = tid;
 	task->tgid = tgid;
-	task->status_fd = task->schedstat_fd = -1;
+	task->status_fd = task->schedstat_fd = task->pidfd = -1;
 	task->uid = status.ruid;
 	task->euid = status.euid;
 	task->gid = status.rgid;

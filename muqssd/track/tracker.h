@@ -84,6 +84,7 @@ struct tracked_task {
 	uint64_t stat_ns;	/* last state read; 0 forces one */
 	uint64_t group_cpu_ns;	/* its process's CPU clock at its last idle probe */
 	int status_fd, schedstat_fd; /* -1, or open while active (see tracker_refresh.c) */
+	int pidfd;		/* -1, or open once read by counters (tracker_counters.c) */
 	TAILQ_ENTRY(tracked_task) proc_link;
 	TAILQ_ENTRY(tracked_task) list_link;
 };
@@ -216,6 +217,22 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task);
 unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, uint64_t until_ns,
 				unsigned idle_budget, uint64_t cold_ns, uint64_t slow_ns);
 uint64_t tracker_reads_carried(const struct tracker *t);
+
+/* The bpf sensor's counters of a task, by one lookup in the kernel
+ * rather than /proc reads (see sensor.h for what each holds): 0,
+ * -EOPNOTSUPP (another sensor: read /proc), -EMFILE (past the pidfd
+ * budget: read /proc), -ENOENT (not yet counted: it has not been switched
+ * since it was seeded), -ESRCH (gone; its exit event removes it). */
+struct sensor_counters;
+int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns,
+			  struct sensor_counters *ret);
+/* What tracker_refresh_active() reads from /proc for an active task,
+ * taken from those counters instead: state (exact, a woken task reads R
+ * at once), cpu_ns and wait_ns (up to now_ns), last_cpu, nvcsw,
+ * timeslices (switches); active_ns and refreshed_ns as a read does.
+ * nice and policy are not counters: tracker_read_policy() as before.
+ * Returns as tracker_task_counters(); on error the task is unchanged. */
+int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */
 void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);

@@ -3,6 +3,43 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
+
+#include "time_util.h"
+
+/* The bpf sensor's counters of the task, under "bpf" (absent with
+ * another sensor, or before the task was first switched). A dump does
+ * not keep a pidfd open for a task the tick does not read that way. */
+static int add_counters(struct tracker *t, const struct tracked_task *task, cJSON *o)
+{
+	uint64_t now = now_nsec(CLOCK_MONOTONIC);
+	struct sensor_counters c;
+	char state[2] = "";
+	cJSON *b;
+	int fd = task->pidfd, r;
+
+	if (!sensor_has_counters(t->sensor))
+		return 0;
+	if (fd < 0 && (fd = sensor_task_pidfd(task->tid)) < 0)
+		return 0;
+	r = sensor_counters(t->sensor, fd, now, &c);
+	if (fd != task->pidfd)
+		close(fd);
+	if (r < 0)
+		return 0;
+	state[0] = c.state;
+	b = cJSON_AddObjectToObject(o, "bpf");
+	if (!b || !cJSON_AddStringToObject(b, "state", state) ||
+	    !cJSON_AddNumberToObject(b, "cpu_ns", (double)c.cpu_ns) ||
+	    !cJSON_AddNumberToObject(b, "wait_ns", (double)c.wait_ns) ||
+	    !cJSON_AddNumberToObject(b, "nvcsw", (double)c.nvcsw) ||
+	    !cJSON_AddNumberToObject(b, "nivcsw", (double)c.nivcsw) ||
+	    !cJSON_AddNumberToObject(b, "last_cpu", c.cpu) ||
+	    !cJSON_AddNumberToObject(b, "wake_ago_ns", c.wake_ns ? (double)(now - c.wake_ns) : -1) ||
+	    !cJSON_AddNumberToObject(b, "run_ago_ns", c.run_ns ? (double)(now - c.run_ns) : -1))
+		return -ENOMEM;
+	return 0;
+}
 
 static cJSON *task_json(const struct tracked_task *task)
 {
@@ -60,5 +97,9 @@ int tracker_task_json(struct tracker *t, pid_t tid, cJSON **ret)
 	if (!task)
 		return -ESRCH;
 	*ret = task_json(task);
+	if (*ret && add_counters(t, task, *ret) < 0) {
+		cJSON_Delete(*ret);
+		*ret = NULL;
+	}
 	return *ret ? 0 : -ENOMEM;
 }

@@ -95,6 +95,8 @@ struct tracker {
 	uint64_t loop_stat_reads;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
+	/* Tasks holding a pidfd for the bpf sensor's counters. */
+	size_t npidfds, max_pidfds;
 	uint64_t last_refresh_ns;
 	uint64_t sweep_carry_ns; /* time not yet spent on idle probes */
 	uint64_t reads_carried;  /* due reads left to a later refresh for time */
@@ -187,6 +189,9 @@ int tracker_start_polling(struct tracker *t);
 
 /* tracker_events.c */
 int tracker_attach_sensor(struct tracker *t);
+
+/* tracker_counters.c */
+void tracker_close_pidfd(struct tracker *t, struct tracked_task *task);
 
 /* tracker_pending.c */
 int tracker_pending_start(struct tracker *t);

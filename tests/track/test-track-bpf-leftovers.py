@@ -51,11 +51,7 @@ failures = []
 for how in (signal.SIGTERM, signal.SIGKILL):
     s = Scope(["--sensor", "bpf"])
     try:
-        got = s.status()["tracking"]["sensor"]
-        if got != "bpf":
-            why = [line for line in s.log_text().splitlines() if "sensor unavailable" in line]
-            log("SKIP: --sensor bpf gave", got, *why)
-            sys.exit(77)
+        s.skip_unless("bpf")
         progs, maps = held_by(s.daemon_pid)
         log(how.name, "daemon", s.daemon_pid, "holds progs", sorted(progs), "maps", sorted(maps))
         if len(progs) < 4 or not maps:

@@ -16,11 +16,7 @@ from trackharness import HELPER, Scope, log
 failures = []
 s = Scope(["--sensor", "bpf"])
 try:
-    st = s.status()["tracking"]
-    if st["sensor"] != "bpf":
-        why = [line for line in s.log_text().splitlines() if "sensor unavailable" in line]
-        log("SKIP: --sensor bpf gave", st["sensor"], *why)
-        sys.exit(77)
+    s.skip_unless("bpf")
     os.kill(s.daemon_pid, signal.SIGSTOP)
     try:
         spawners = [s.spawn("/usr/bin/timeout", "-s", "KILL", "50", HELPER, "storm", "2000")

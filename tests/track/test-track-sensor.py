@@ -25,11 +25,7 @@ def sensor_of(s):
 
 s = Scope(["--sensor", "bpf"])
 try:
-    got = sensor_of(s)
-    if got != "bpf":
-        why = [line for line in s.log_text().splitlines() if "sensor unavailable" in line]
-        log("SKIP: --sensor bpf gave", got, *why)
-        sys.exit(77)
+    s.skip_unless("bpf")
     outsider = subprocess.Popen(["timeout", "-s", "KILL", "20", "sleep", "10"])
     forked = s.spawn("/usr/bin/timeout", "-s", "KILL", "20", HELPER, "threads", "3", "10000")
     execd = s.spawn("/usr/bin/timeout", "-s", "KILL", "20", "/bin/bash", "-c",

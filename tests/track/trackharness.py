@@ -82,7 +82,7 @@ class Scope:
             extra_args, asked = self._with_sensor(extra_args)
             self._start(extra_args, log_level, wrapper)
             if self.daemon is not None:
-                self._skip_without(asked)
+                self.skip_unless(asked)
         except BaseException:
             self.close()
             raise
@@ -110,9 +110,9 @@ class Scope:
             return list(extra_args), ""
         return ["--sensor", SENSOR, *extra_args], SENSOR
 
-    def _skip_without(self, sensor):
-        """Exits 77 when the sensor asked for fell back (bpf not built in,
-        or refused here), with the daemon's notice that says why."""
+    def skip_unless(self, sensor):
+        """Exits 77 when the daemon does not run the sensor asked for (bpf
+        not built in, or refused here), with its notice that says why."""
         if not sensor:
             return
         got = self.status()["tracking"]["sensor"]
@@ -358,7 +358,7 @@ class CgroupScope(Scope):
             stdout=self.logf, stderr=subprocess.STDOUT)
         self.daemon_pid = self._child_of(self.daemon.pid)
         self._wait_ready()
-        self._skip_without(asked)
+        self.skip_unless(asked)
 
     def mkdir(self, name):
         path = os.path.join(self.cg, name)

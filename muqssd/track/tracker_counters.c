@@ -1,0 +1,79 @@
+/* A task's per-tick facts from the bpf sensor's counters in the kernel:
+ * one bpf() lookup through the task's pidfd, where the /proc path
+ * (tracker_refresh.c) preads schedstat and often status.
+ *
+ * Each task read this way keeps a pidfd of its thread open (it is the
+ * key of task storage), up to a budget taken from RLIMIT_NOFILE; a task
+ * past it, or any task under the connector or polling, gets -EOPNOTSUPP
+ * or -EMFILE and is read from /proc as before. */
+#include "tracker_private.h"
+
+#include <errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* fds left for everything else: sockets, /proc fds, the readers'. */
+#define PIDFD_RESERVE 1024
+#define PIDFD_MAX 65536
+
+static size_t pidfd_budget(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > PIDFD_MAX + PIDFD_RESERVE)
+		return PIDFD_MAX;
+	return rl.rlim_cur > PIDFD_RESERVE ? (size_t)(rl.rlim_cur - PIDFD_RESERVE) : 0;
+}
+
+void tracker_close_pidfd(struct tracker *t, struct tracked_task *task)
+{
+	if (task->pidfd < 0)
+		return;
+	close(task->pidfd);
+	task->pidfd = -1;
+	t->npidfds--;
+}
+
+int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns,
+			  struct sensor_counters *ret)
+{
+	int r;
+
+	if (!sensor_has_counters(t->sensor))
+		return -EOPNOTSUPP;
+	if (task->pidfd < 0) {
+		if (!t->max_pidfds)
+			t->max_pidfds = pidfd_budget();
+		if (t->npidfds >= t->max_pidfds)
+			return -EMFILE;
+		r = sensor_task_pidfd(task->tid);
+		if (r < 0)
+			return r;
+		task->pidfd = r;
+		t->npidfds++;
+	}
+	/* A pidfd is bound to its task: a reused tid cannot answer. */
+	return sensor_counters(t->sensor, task->pidfd, now_ns, ret);
+}
+
+int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns)
+{
+	struct sensor_counters c;
+	int r = tracker_task_counters(t, task, now_ns, &c);
+
+	if (r < 0)
+		return r;
+	if (c.state == 'R' || c.cpu_ns != task->cpu_ns)
+		task->active_ns = now_ns;
+	task->state = c.state;
+	task->cpu_ns = c.cpu_ns;
+	task->wait_ns = c.wait_ns;
+	task->last_cpu = c.cpu;
+	task->nvcsw = (uint32_t)c.nvcsw;
+	task->timeslices = (uint32_t)(c.nvcsw + c.nivcsw);
+	task->refreshed_ns = now_ns;
+	task->stale = false;
+	return 0;
+}
