@@ -2,6 +2,8 @@
 
 #include "rbtree.h"
 
+enum { L, R };
+
 void rb_init(struct rb_tree *t)
 {
 	t->root = t->min = NULL;
@@ -12,28 +14,32 @@ static bool is_red(const struct rb_node *n)
 	return n && n->red;
 }
 
-static void rb_rotate(struct rb_tree *t, struct rb_node *x, bool left)
+static int side(const struct rb_node *n)
 {
-	struct rb_node *y = left ? x->right : x->left;
-	struct rb_node *mid = left ? y->left : y->right;
+	return n == n->parent->child[R];
+}
 
-	if (left)
-		x->right = mid;
+/* v takes u's place under u's parent. */
+static void rb_transplant(struct rb_tree *t, struct rb_node *u, struct rb_node *v)
+{
+	if (!u->parent)
+		t->root = v;
 	else
-		x->left = mid;
+		u->parent->child[side(u)] = v;
+	if (v)
+		v->parent = u->parent;
+}
+
+/* x goes down to side d of its child on the other side. */
+static void rb_rotate(struct rb_tree *t, struct rb_node *x, int d)
+{
+	struct rb_node *y = x->child[!d], *mid = y->child[d];
+
+	x->child[!d] = mid;
 	if (mid)
 		mid->parent = x;
-	y->parent = x->parent;
-	if (!x->parent)
-		t->root = y;
-	else if (x == x->parent->left)
-		x->parent->left = y;
-	else
-		x->parent->right = y;
-	if (left)
-		y->left = x;
-	else
-		y->right = x;
+	rb_transplant(t, x, y);
+	y->child[d] = x;
 	x->parent = y;
 }
 
@@ -44,15 +50,11 @@ void rb_insert(struct rb_tree *t, struct rb_node *n, uint64_t key)
 
 	while (*link) {
 		p = *link;
-		if (key < p->key) {
-			link = &p->left;
-		} else {
-			link = &p->right;
-			leftmost = false;
-		}
+		leftmost = leftmost && key < p->key;
+		link = &p->child[key >= p->key];
 	}
 	n->key = key;
-	n->left = n->right = NULL;
+	n->child[L] = n->child[R] = NULL;
 	n->parent = p;
 	n->red = true;
 	*link = n;
@@ -61,85 +63,62 @@ void rb_insert(struct rb_tree *t, struct rb_node *n, uint64_t key)
 
 	while (is_red(n->parent)) {
 		struct rb_node *g = n->parent->parent;
-		bool pleft = n->parent == g->left;
-		struct rb_node *u = pleft ? g->right : g->left;
+		int ps = side(n->parent);
+		struct rb_node *u = g->child[!ps];
 
 		if (is_red(u)) {
-			n->parent->red = false;
-			u->red = false;
+			n->parent->red = u->red = false;
 			g->red = true;
 			n = g;
 			continue;
 		}
-		if (n == (pleft ? n->parent->right : n->parent->left)) {
+		if (n == n->parent->child[!ps]) {
 			n = n->parent;
-			rb_rotate(t, n, pleft);
+			rb_rotate(t, n, ps);
 		}
 		n->parent->red = false;
 		g->red = true;
-		rb_rotate(t, g, !pleft);
+		rb_rotate(t, g, !ps);
 	}
 	t->root->red = false;
 }
 
 static struct rb_node *rb_first(struct rb_node *n)
 {
-	while (n && n->left)
-		n = n->left;
+	while (n && n->child[L])
+		n = n->child[L];
 	return n;
-}
-
-static struct rb_node *rb_next(struct rb_node *n)
-{
-	if (n->right)
-		return rb_first(n->right);
-	while (n->parent && n == n->parent->right)
-		n = n->parent;
-	return n->parent;
-}
-
-static void rb_transplant(struct rb_tree *t, struct rb_node *u, struct rb_node *v)
-{
-	if (!u->parent)
-		t->root = v;
-	else if (u == u->parent->left)
-		u->parent->left = v;
-	else
-		u->parent->right = v;
-	if (v)
-		v->parent = u->parent;
 }
 
 static void rb_delete_fixup(struct rb_tree *t, struct rb_node *x, struct rb_node *parent)
 {
 	while (x != t->root && !is_red(x)) {
-		bool xleft = x == parent->left;
-		struct rb_node *w = xleft ? parent->right : parent->left;
+		int xs = x != parent->child[L];
+		struct rb_node *w = parent->child[!xs];
 
 		if (is_red(w)) {
 			w->red = false;
 			parent->red = true;
-			rb_rotate(t, parent, xleft);
-			w = xleft ? parent->right : parent->left;
+			rb_rotate(t, parent, xs);
+			w = parent->child[!xs];
 		}
-		if (!is_red(w->left) && !is_red(w->right)) {
+		if (!is_red(w->child[L]) && !is_red(w->child[R])) {
 			w->red = true;
 			x = parent;
 			parent = x->parent;
 			continue;
 		}
-		if (!is_red(xleft ? w->right : w->left)) {
-			(xleft ? w->left : w->right)->red = false;
+		if (!is_red(w->child[!xs])) {
+			w->child[xs]->red = false;
 			w->red = true;
-			rb_rotate(t, w, !xleft);
-			w = xleft ? parent->right : parent->left;
+			rb_rotate(t, w, !xs);
+			w = parent->child[!xs];
 		}
 		w->red = parent->red;
 		parent->red = false;
-		(xleft ? w->right : w->left)->red = false;
-		rb_rotate(t, parent, xleft);
+		w->child[!xs]->red = false;
+		rb_rotate(t, parent, xs);
 		x = t->root;
-		break;
 	}
 	if (x)
 		x->red = false;
@@ -150,31 +129,28 @@ void rb_delete(struct rb_tree *t, struct rb_node *z)
 	struct rb_node *x, *xparent, *y = z;
 	bool y_red = y->red;
 
+	/* The minimum has no left child and is no right child. */
 	if (t->min == z)
-		t->min = rb_next(z);
-	if (!z->left) {
-		x = z->right;
+		t->min = z->child[R] ? rb_first(z->child[R]) : z->parent;
+	if (!z->child[L] || !z->child[R]) {
+		x = z->child[!z->child[L]];
 		xparent = z->parent;
-		rb_transplant(t, z, z->right);
-	} else if (!z->right) {
-		x = z->left;
-		xparent = z->parent;
-		rb_transplant(t, z, z->left);
+		rb_transplant(t, z, x);
 	} else {
-		y = rb_first(z->right);
+		y = rb_first(z->child[R]);
 		y_red = y->red;
-		x = y->right;
+		x = y->child[R];
 		if (y->parent == z) {
 			xparent = y;
 		} else {
 			xparent = y->parent;
-			rb_transplant(t, y, y->right);
-			y->right = z->right;
-			y->right->parent = y;
+			rb_transplant(t, y, x);
+			y->child[R] = z->child[R];
+			y->child[R]->parent = y;
 		}
 		rb_transplant(t, z, y);
-		y->left = z->left;
-		y->left->parent = y;
+		y->child[L] = z->child[L];
+		y->child[L]->parent = y;
 		y->red = z->red;
 	}
 	if (!y_red)

@@ -7,7 +7,7 @@
 
 struct rb_node {
 	uint64_t key;
-	struct rb_node *left, *right, *parent;
+	struct rb_node *child[2], *parent;	/* left, right */
 	bool red;
 };
 
