@@ -1,6 +1,7 @@
 /* muqss-sim: run synthetic workloads through the scheduler core and report shares and delays. */
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,69 +45,54 @@ static int parse_class(const char *v, enum sched_class *out)
 	return -EINVAL;
 }
 
-static uint64_t ms_to_ns(const char *v)
-{
-	return (uint64_t)(strtod(v, NULL) * 1e6);
-}
+static const char *const kind_names[] = {
+	[SIM_HOG] = "hog", [SIM_SLEEPER] = "sleeper", [SIM_SPAWNER] = "spawner", [SIM_CHILD] = "child",
+};
 
 /* Parses one --task argument into *spec and *count. */
 static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 {
-	char *save = NULL, *tok;
+	static const struct { const char *key; size_t off; } ms_fields[] = {
+		{ "period", offsetof(struct sim_task_spec, period_ns) },
+		{ "work", offsetof(struct sim_task_spec, work_ns) },
+		{ "child", offsetof(struct sim_task_spec, child_work_ns) },
+		{ "start", offsetof(struct sim_task_spec, start_ns) },
+	};
+	char *save = NULL, *tok = strtok_r(arg, ",", &save);
+	int kind;
 
-	*spec = (struct sim_task_spec){ .kind = SIM_HOG, .cpu = -1 };
+	*spec = (struct sim_task_spec){ .cpu = -1 };
 	*count = 1;
-	tok = strtok_r(arg, ",", &save);
-	if (!tok)
+	for (kind = SIM_HOG; kind < SIM_CHILD; kind++)
+		if (tok && strcmp(tok, kind_names[kind]) == 0)
+			break;
+	if (kind == SIM_CHILD)
 		return -EINVAL;
-	if (strcmp(tok, "hog") == 0)
-		spec->kind = SIM_HOG;
-	else if (strcmp(tok, "sleeper") == 0)
-		spec->kind = SIM_SLEEPER;
-	else if (strcmp(tok, "spawner") == 0)
-		spec->kind = SIM_SPAWNER;
-	else
-		return -EINVAL;
+	spec->kind = kind;
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		char *v = strchr(tok, '=');
+		size_t i;
 
 		if (!v)
 			return -EINVAL;
 		*v++ = '\0';
-		if (strcmp(tok, "count") == 0)
+		for (i = 0; i < sizeof(ms_fields) / sizeof(ms_fields[0]); i++)
+			if (strcmp(tok, ms_fields[i].key) == 0)
+				break;
+		if (i < sizeof(ms_fields) / sizeof(ms_fields[0]))
+			*(uint64_t *)((char *)spec + ms_fields[i].off) = (uint64_t)(strtod(v, NULL) * 1e6);
+		else if (strcmp(tok, "count") == 0)
 			*count = atoi(v);
 		else if (strcmp(tok, "nice") == 0)
 			spec->nice = atoi(v);
-		else if (strcmp(tok, "class") == 0) {
-			if (parse_class(v, &spec->class) < 0)
-				return -EINVAL;
-		} else if (strcmp(tok, "prio") == 0)
+		else if (strcmp(tok, "prio") == 0)
 			spec->rt_priority = atoi(v);
-		else if (strcmp(tok, "period") == 0)
-			spec->period_ns = ms_to_ns(v);
-		else if (strcmp(tok, "work") == 0)
-			spec->work_ns = ms_to_ns(v);
-		else if (strcmp(tok, "child") == 0)
-			spec->child_work_ns = ms_to_ns(v);
-		else if (strcmp(tok, "start") == 0)
-			spec->start_ns = ms_to_ns(v);
 		else if (strcmp(tok, "cpu") == 0)
 			spec->cpu = atoi(v);
-		else
+		else if (strcmp(tok, "class") != 0 || parse_class(v, &spec->class) < 0)
 			return -EINVAL;
 	}
 	return *count > 0 ? 0 : -EINVAL;
-}
-
-static const char *kind_name(enum sim_kind kind)
-{
-	switch (kind) {
-	case SIM_HOG: return "hog";
-	case SIM_SLEEPER: return "sleeper";
-	case SIM_SPAWNER: return "spawner";
-	case SIM_CHILD: return "child";
-	}
-	return "?";
 }
 
 static void report(struct sim *sim)
@@ -122,7 +108,7 @@ static void report(struct sim *sim)
 
 		iso += st->iso_runtime_ns;
 		printf("%4d %-8s %-8s %4d %8.2f %8.2f %8llu %9.3f %9.3f %9.3f\n", i,
-		       kind_name(sp->kind), sched_class_name(sp->class),
+		       kind_names[sp->kind], sched_class_name(sp->class),
 		       sp->nice, 100.0 * (double)st->runtime_ns / (double)sim_now(sim),
 		       100.0 * (double)st->runtime_ns / total,
 		       (unsigned long long)st->wakeups,

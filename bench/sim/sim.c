@@ -380,11 +380,6 @@ uint64_t sim_iso_flips(const struct sim *sim)
 	return sim->iso_flips;
 }
 
-struct sched *sim_sched(struct sim *sim)
-{
-	return sim->sched;
-}
-
 uint64_t sim_now(const struct sim *sim)
 {
 	return sim->now;

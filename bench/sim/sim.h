@@ -78,9 +78,6 @@ uint64_t sim_delay_percentile(struct sim_task_stats *stats, double pct);
 /* Times the ISO cap tripped or cleared so far. */
 uint64_t sim_iso_flips(const struct sim *sim);
 
-/* The scheduler inside, for inspection; owned by @sim. */
-struct sched *sim_sched(struct sim *sim);
-
 /* Simulated time elapsed, ns. */
 uint64_t sim_now(const struct sim *sim);
 
