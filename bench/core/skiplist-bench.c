@@ -77,11 +77,9 @@ static struct item *b_pop(struct bench *b)
 
 		return n ? (struct item *)((char *)n - offsetof(struct item, rb)) : NULL;
 	}
-	{
-		struct heap_node *n = heap_pop_min(&b->hp);
+	struct heap_node *n = heap_pop_min(&b->hp);
 
-		return n ? (struct item *)((char *)n - offsetof(struct item, hp)) : NULL;
-	}
+	return n ? (struct item *)((char *)n - offsetof(struct item, hp)) : NULL;
 }
 
 static void b_delete(struct bench *b, struct item *it)
@@ -105,11 +103,8 @@ static void run_one(struct bench *b, int kind, struct result *res)
 	skiplist_init(&b->sl, 42);
 	rb_init(&b->rb);
 	b->hp.len = 0;
-	/*
-	 * Fill in descending key order: every structure builds in O(n log n)
-	 * or better, including the skip list, whose levels stop at 3 (as in
-	 * MuQSS) and so insert in O(n / 64) at the tail of a long list.
-	 */
+	/* Descending keys: the skip list, whose levels stop at 3 as in MuQSS,
+	 * would insert in O(n / 64) at the tail of a long list. */
 	for (size_t i = 0; i < b->n; i++) {
 		skiplist_node_init(&b->items[i].sl);
 		b_insert(b, &b->items[i], SPAN - (uint64_t)i * (SPAN / b->n));
@@ -181,10 +176,10 @@ static int bench_size(size_t n)
 	for (int kind = 0; kind < NR_KINDS; kind++)
 		printf("%9zu %-9s %10.1f %10.1f %10.1f\n", n, kind_names[kind],
 		       res[kind].insert, res[kind].pop, res[kind].del);
-	printf("%9zu %-9s %10.2f %10.2f %10.2f\n", n, "sl/rb", res[0].insert / res[1].insert,
-	       res[0].pop / res[1].pop, res[0].del / res[1].del);
-	printf("%9zu %-9s %10.2f %10.2f %10.2f\n", n, "sl/heap", res[0].insert / res[2].insert,
-	       res[0].pop / res[2].pop, res[0].del / res[2].del);
+	for (int kind = RBTREE; kind < NR_KINDS; kind++)
+		printf("%9zu sl/%-6s %10.2f %10.2f %10.2f\n", n, kind == RBTREE ? "rb" : "heap",
+		       res[0].insert / res[kind].insert, res[0].pop / res[kind].pop,
+		       res[0].del / res[kind].del);
 
 	heap_fini(&b.hp);
 	free(b.items);

@@ -13,31 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load.h"
+
 /* Volatile, so the busy loop is not folded away. */
 static volatile uint64_t spin_sink;
 
-static uint64_t ts_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void burn_cpu(uint64_t ns)
 {
-	uint64_t start = ts_ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-	while (ts_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
+	while (clock_ns(CLOCK_THREAD_CPUTIME_ID) - start < ns)
 		for (int i = 0; i < 1000; i++)
 			spin_sink += (uint64_t)i;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Written aside and renamed into place: readers wait for the file to
@@ -61,13 +48,6 @@ static int write_raw(const char *path, const uint64_t *lat, size_t n)
 	return r;
 }
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
 int main(int argc, char **argv)
 {
 	double period_ms = 1000.0 / 60.0, work_ms = 3.0, duration_s = 10.0;
@@ -89,8 +69,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "frame-probe: bad arguments\n");
 		return 2;
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	stop_on_signals();
 
 	uint64_t period = (uint64_t)(period_ms * 1e6), work = (uint64_t)(work_ms * 1e6);
 	size_t max = (size_t)(duration_s * 1e9 / (double)period) + 1, n = 0, missed = 0;
@@ -98,7 +77,7 @@ int main(int argc, char **argv)
 	if (!lat)
 		return 1;
 
-	uint64_t next = ts_ns(CLOCK_MONOTONIC) + period;
+	uint64_t next = clock_ns(CLOCK_MONOTONIC) + period;
 	while (n < max && !stop) {
 		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000ULL),
 				       .tv_nsec = (long)(next % 1000000000ULL) };
@@ -106,10 +85,10 @@ int main(int argc, char **argv)
 			;
 		if (stop)
 			break;
-		uint64_t woke = ts_ns(CLOCK_MONOTONIC);
+		uint64_t woke = clock_ns(CLOCK_MONOTONIC);
 		lat[n++] = woke - next;
 		burn_cpu(work);
-		uint64_t done = ts_ns(CLOCK_MONOTONIC);
+		uint64_t done = clock_ns(CLOCK_MONOTONIC);
 		next += period;
 		if (done > next) {
 			/* A frame that ends after the next one was due is missed;

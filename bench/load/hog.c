@@ -9,22 +9,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "load.h"
+
 /* Volatile, so the busy loop is not folded away. */
 static volatile uint64_t spin_sink;
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
-
 static double seconds(clockid_t clock)
 {
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_ns(clock) / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -37,8 +29,7 @@ int main(int argc, char **argv)
 		duration = atof(until) - start;
 	uint64_t iterations = 0;
 
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	stop_on_signals();
 	while (!stop) {
 		for (int i = 0; i < 100000; i++)
 			spin_sink += (uint64_t)i;

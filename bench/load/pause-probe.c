@@ -11,23 +11,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "load.h"
+
 #define PERIOD_NS 1000000ULL
-
-static volatile sig_atomic_t done;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	done = 1;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -37,29 +23,24 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "t:d:")) != -1) {
 		switch (c) {
-		case 't':
-			threshold_ms = atof(optarg);
-			break;
-		case 'd':
-			seconds = atof(optarg);
-			break;
+		case 't': threshold_ms = atof(optarg); break;
+		case 'd': seconds = atof(optarg); break;
 		default:
 			fprintf(stderr, "usage: pause-probe [-t MS] [-d SECONDS]\n");
 			return 2;
 		}
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	stop_on_signals();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	prev = mono_ns();
+	prev = clock_ns(CLOCK_MONOTONIC);
 	end = prev + (uint64_t)(seconds * 1e9);
-	while (!done && prev < end) {
+	while (!stop && prev < end) {
 		struct timespec ts = { 0, PERIOD_NS };
 		uint64_t now;
 		double late_ms;
 
 		nanosleep(&ts, NULL);
-		now = mono_ns();
+		now = clock_ns(CLOCK_MONOTONIC);
 		/* Signed: a signal ends the sleep early. */
 		late_ms = ((double)(now - prev) - (double)PERIOD_NS) / 1e6;
 		if (late_ms > threshold_ms)

@@ -1,15 +1,9 @@
-/* A request/response load: one dispatcher thread hands each request to
- * WORKERS worker threads over futexes and waits for all their replies.
- * Each worker walks its own buffer, larger than L2, for a fixed number of
- * cache lines (tens to hundreds of microseconds of cache-missing work),
- * replies and sleeps on its futex again. Closed loop: the next request goes
- * out once every reply is in (plus -g microseconds of think time).
- *
- * Reports wake-to-run latency (from the dispatcher's FUTEX_WAKE to the
- * worker running) p50/p99/max, requests per second, the round trip
- * (request out to last reply in) p50/p99, the workers' time per walk, and
- * the threads' run-queue wait from /proc/self/task/TID/schedstat. With -o
- * it also writes every wake-up latency in microseconds, one a line. */
+/* A request/response load, closed loop: a dispatcher thread wakes WORKERS
+ * threads over futexes; each walks its own buffer (larger than L2) for a
+ * fixed number of cache lines and replies; once all have, the next request
+ * goes out (after -g us). Prints wake-to-run latency, requests per second,
+ * round trip, walk time and run-queue wait (schedstat) as one JSON line;
+ * -o writes every wake-to-run latency (us), one a line. */
 #include <errno.h>
 #include <getopt.h>
 #include <linux/futex.h>
@@ -23,6 +17,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "load.h"
 
 #define LINE 64
 #define MAX_WORKERS 64
@@ -46,14 +42,10 @@ static size_t lines_per_req = 1024, buf_lines;
 static _Atomic uint32_t pending;  /* replies still out for this request */
 static _Atomic uint32_t done_seq; /* the dispatcher's futex: bumped by the last reply */
 static _Atomic int quit;
-static volatile sig_atomic_t stop;
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
@@ -129,13 +121,6 @@ static void *worker_main(void *arg)
 	}
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static double pct(const uint64_t *v, size_t n, int p)
 {
 	return n ? (double)v[p == 100 ? n - 1 : (n * (size_t)p) / 100] / 1e3 : 0.0;
@@ -156,11 +141,6 @@ static void schedstat(pid_t tid, uint64_t *wait_ns, uint64_t *slices)
 	}
 	if (f)
 		fclose(f);
-}
-
-static void on_signal(int sig)
-{
-	stop = 1;
 }
 
 int main(int argc, char **argv)
@@ -190,8 +170,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "reqresp: bad arguments\n");
 		return 2;
 	}
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	stop_on_signals();
 
 	/* Room for a million requests' samples; a longer run keeps the first. */
 	size_t max_req = 1000000, nreq = 0, nlat = 0;

@@ -1,12 +1,8 @@
 /*
- * A discrete-event simulator around the real scheduler core: synthetic
- * tasks on a synthetic hwloc topology, simulated clock. Time advances from
- * event to event (tick, slice expiry, work done, wake-up), so wake-to-run
- * delays are exact, not rounded to the tick.
- *
- * What the simulated machine does on its own: a CPU whose pick comes back
- * empty retries at the next tick; a woken task preempts the CPU the core
- * names; a descheduled task that stays runnable nudges idle CPUs.
+ * A discrete-event simulator around the real scheduler core: synthetic tasks
+ * on a synthetic hwloc topology; time goes from event to event, so wake-to-run
+ * delays are exact. An idle CPU retries at the tick; a woken task preempts
+ * the CPU the core names; a descheduled runnable task nudges idle CPUs.
  */
 #ifndef MUQSS_BENCH_SIM_H
 #define MUQSS_BENCH_SIM_H
@@ -48,7 +44,6 @@ struct sim;
 /* A simulator on hwloc synthetic topology @desc with tunables @cfg. 0 or -errno. */
 int sim_new(struct sim **out, const char *desc, const struct sched_config *cfg);
 
-/* Frees the simulator and its tasks. */
 void sim_free(struct sim *sim);
 
 /*
@@ -60,16 +55,10 @@ int sim_add_task(struct sim *sim, const struct sim_task_spec *spec);
 /* Runs the simulated machine until @duration_ns. 0 or -errno. */
 int sim_run(struct sim *sim, uint64_t duration_ns);
 
-/* Number of tasks added. */
 int sim_nr_tasks(const struct sim *sim);
-
-/* Number of simulated CPUs. */
 int sim_nr_cpus(const struct sim *sim);
-
-/* Stats of task @idx, owned by @sim. */
+/* Task @idx's stats and spec, owned by @sim. */
 struct sim_task_stats *sim_task_stats(struct sim *sim, int idx);
-
-/* The @idx task's spec, owned by @sim. */
 const struct sim_task_spec *sim_task_spec(const struct sim *sim, int idx);
 
 /* The @pct-th percentile (0..100) of the task's wake delays; 0 if none. Sorts in place. */
@@ -77,7 +66,6 @@ uint64_t sim_delay_percentile(struct sim_task_stats *stats, double pct);
 
 /* Times the ISO cap tripped or cleared so far. */
 uint64_t sim_iso_flips(const struct sim *sim);
-
 /* Simulated time elapsed, ns. */
 uint64_t sim_now(const struct sim *sim);
 
