@@ -7,42 +7,12 @@ import signal
 import time
 
 import scenario
+from sched_util import descendants, threads_of
 from workloads import ctl
 
 
-def subtree(pid):
-    """pid and its descendants, as far as /proc still shows them."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            with open(f"/proc/{p}/task/{p}/children", "rb") as f:
-                todo += [int(c) for c in f.read().split()]
-        except OSError:
-            pass
-    return out
-
-
-def subtree_cpu_s(pid):
-    return sum(c for c in (scenario.proc_cpu_s(p) for p in subtree(pid)) if c is not None)
-
-
-def subtree_threads(pid):
-    n = 0
-    for p in subtree(pid):
-        try:
-            n += len(os.listdir(f"/proc/{p}/task"))
-        except OSError:
-            pass
-    return n
-
-
 def ctl_json(daemon, *args):
-    p = daemon.ctl("--json", *args)
-    if p.returncode:
-        raise RuntimeError(f"muqssctl {' '.join(args)}: {p.stderr.strip()}")
-    return json.loads(p.stdout)
+    return json.loads(daemon.ctl("--json", *args).stdout)
 
 
 def iso_share(b, d, ncpu, step=0.5):
@@ -61,7 +31,7 @@ def iso_share(b, d, ncpu, step=0.5):
         def iso_cpu():
             stopped = 0
             for root in iso:
-                for p in subtree(root):
+                for p in descendants(root):
                     c = scenario.proc_cpu_s(p)
                     if c is not None:
                         seen[p] = max(c, seen.get(p, 0))
@@ -93,7 +63,7 @@ def iso_share(b, d, ncpu, step=0.5):
             try:
                 q = ctl_json(daemon, "queues")["cpus"]
                 reading = sum(c["iso_percent"] for c in q) / len(q)
-            except (RuntimeError, ValueError, KeyError, ZeroDivisionError):
+            except (AssertionError, ValueError, KeyError, ZeroDivisionError):
                 reading = None
             got["series"].append({"t_s": round(now - start, 3),
                                   "iso_share_pct": round(100 * (cpu - last_cpu) / (ncpu * (now - last_t)), 2),
@@ -101,7 +71,7 @@ def iso_share(b, d, ncpu, step=0.5):
                                   "iso_tasks_stopped": got.pop("_stopped", 0)})
             last_t, last_cpu = now, cpu
 
-    r = scenario.run(b, tasks, d + 1, muqssd=True, setup=setup)
+    r = scenario.run(tasks, d + 1, muqssd=True, setup=setup)
     got["daemon_cpu_s"] = r["_daemon_cpu_s"]
     return got
 
@@ -131,7 +101,7 @@ def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
                 c_last, t_last = c, t
                 settled = len(series) >= 4 and max(series[-3:]) < max(series) / 3
             got["settled"], got["settle_s"] = settled, round(t_last - t0, 1)
-            got["threads_in_scope"] = sum(subtree_threads(p) for p in pids.values())
+            got["threads_in_scope"] = sum(len(threads_of(p)) for r in pids.values() for p in descendants(r))
             c0, w0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
             time.sleep(window)
             c1, w1 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
@@ -143,7 +113,7 @@ def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
                 except ProcessLookupError:
                     pass
 
-        r = scenario.run(b, tasks, d, muqssd=True, setup=setup)
+        r = scenario.run(tasks, d, muqssd=True, setup=setup)
         got.update(sleeping_threads=n, busy=busy, window_s=window,
                    daemon_cpu_s_total=r["_daemon_cpu_s"])
         print(f"  {n:6} threads: muqssd {got['daemon_cpu_pct']}% of a CPU "

@@ -1,7 +1,6 @@
-"""One bounded, scoped load run: a scope root process starts the load, an
-optional muqssd manages only that subtree, and every piece has a timeout.
-
-Used by bench/run (the report)."""
+"""One bounded, scoped load run for bench/run: a scope root process starts
+the load, an optional muqssd manages only that subtree, every piece has a
+timeout. sched_util (tests/lib) reads MUQSS_BUILD_ROOT when imported."""
 
 import json
 import os
@@ -11,6 +10,8 @@ import signal
 import subprocess
 import tempfile
 import time
+
+import sched_util
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -24,65 +25,23 @@ def proc_cpu_s(pid):
         return None
 
 
-class Daemon:
-    """muqssd scoped to one pid subtree, on a socket of its own."""
-
-    def __init__(self, build, scope_pid, workdir, extra=()):
-        self.build = build
-        self.sock = os.path.join(workdir, "control")
-        # In memory, as /run is under systemd: on a disk filesystem a state
-        # record write can wait for writeback and stall the daemon's tick.
-        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
-        self.state = tempfile.mkdtemp(prefix="muqss-bench-state-", dir=shm)
-        self.log = open(os.path.join(workdir, "muqssd.log"), "w")
-        cmd = ["timeout", "-s", "TERM", "600", os.path.join(build, "muqssd/muqssd"),
-               "--config", os.path.join(os.path.dirname(os.path.abspath(__file__)), "empty.conf"), "--socket", self.sock, "--state-dir", self.state,
-               "--scope-pid", str(scope_pid), *extra]
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
-        # Generous: on a machine others load heavily, start-up took 3-10 s.
-        deadline = time.monotonic() + 30
-        while not os.path.exists(self.sock):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                # A daemon that comes up after we gave up must not stay
-                # behind, managing a scope nobody watches.
-                self.stop()
-                raise RuntimeError("muqssd did not start in time")
-            time.sleep(0.02)
-        self.pid = self.daemon_pid()
-
-    def daemon_pid(self):
-        # timeout(1) is the child; muqssd is its only child.
-        for _ in range(100):
-            try:
-                with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children", "rb") as f:
-                    kids = f.read().split()
-                if kids:
-                    return int(kids[0])
-            except OSError:
-                pass
-            time.sleep(0.01)
-        return self.proc.pid
-
-    def ctl(self, *args):
-        return subprocess.run([os.path.join(self.build, "muqssctl/muqssctl"), "--socket", self.sock,
-                               *args], capture_output=True, text=True, timeout=10)
+class Daemon(sched_util.Daemon):
+    """The tests' scoped muqssd, whose stop() also restores and gives its CPU seconds."""
 
     def stop(self):
-        cpu = proc_cpu_s(self.pid) if getattr(self, "pid", None) else None
-        self.proc.send_signal(signal.SIGTERM)
+        cpu = proc_cpu_s(self.pid)
         try:
-            self.proc.wait(timeout=10)
+            self.kill(signal.SIGTERM)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         self.log.close()
-        subprocess.run([os.path.join(self.build, "muqssd/muqssd"), "--restore", "--state-dir",
-                        self.state], capture_output=True, timeout=30)
+        self.restore()
         shutil.rmtree(self.state, ignore_errors=True)
         return cpu
 
 
-def run(build, tasks, duration, muqssd=False, daemon_args=(), setup=None):
+def run(tasks, duration, muqssd=False, setup=None):
     """tasks: list of (name, shell command). Each runs under timeout in a scope
     root. setup(daemon, pids) runs after the load starts (e.g. muqssctl iso).
     Returns {name: parsed JSON of the command's last stdout line}, plus the
@@ -102,7 +61,7 @@ def run(build, tasks, duration, muqssd=False, daemon_args=(), setup=None):
         daemon = None
         try:
             if muqssd:
-                daemon = Daemon(build, root.pid, work, daemon_args)
+                daemon = Daemon(root.pid, work)
             with open(fifo, "w") as f:
                 f.write(f"{time.monotonic() + duration:.6f}\n")
             pids = {}
