@@ -13,11 +13,6 @@ int heap_init(struct heap *h, size_t cap)
 	return h->a ? 0 : -ENOMEM;
 }
 
-void heap_fini(struct heap *h)
-{
-	free(h->a);
-}
-
 static bool heap_less(const struct heap_node *a, const struct heap_node *b)
 {
 	return a->key < b->key || (a->key == b->key && a->seq < b->seq);

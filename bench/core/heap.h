@@ -17,9 +17,8 @@ struct heap {
 	uint64_t seq;
 };
 
-/* 0 or -ENOMEM. */
+/* 0 or -ENOMEM; free(h->a) when done. */
 int heap_init(struct heap *h, size_t cap);
-void heap_fini(struct heap *h);
 /* Capacity is fixed at init; the caller keeps within it. */
 void heap_insert(struct heap *h, struct heap_node *n, uint64_t key);
 void heap_delete(struct heap *h, struct heap_node *n);

@@ -181,7 +181,7 @@ static int bench_size(size_t n)
 		       res[0].insert / res[kind].insert, res[0].pop / res[kind].pop,
 		       res[0].del / res[kind].del);
 
-	heap_fini(&b.hp);
+	free(b.hp.a);
 	free(b.items);
 	free(b.batch);
 	free(b.victims);

@@ -27,11 +27,19 @@ def word(ratio, band, lower_is_better):
     return "better" if (ratio < lo) == lower_is_better else "worse"
 
 
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def missed_word(m, ref):
+    diff = m["missed_pct"] - ref["missed_pct"]
+    return "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse"), diff
+
+
 def paired(runs):
-    """Ratios against stock's run of the same repetition: {cell: {config:
-    {figure: [ratio per repetition]}}}. Pairs are alternated runs minutes
-    apart at most, so the machine's drift cancels better than in a ratio of
-    medians; the worst pair shows what a median hides."""
+    """{cell: {config: {figure: [ratio to stock's run of the same repetition]}}}:
+    alternated runs minutes apart cancel the machine's drift better than a
+    ratio of medians, and the worst pair shows what a median hides."""
     stock = {(r["cell"], r["rep"]): r for r in runs if r["config"] == "stock"}
     out = {}
     for r in runs:
@@ -48,18 +56,15 @@ def paired(runs):
 
 
 def compare(med, runs=()):
-    """Adds ratios and a verdict against stock to every cell's medians:
-    the ratio of medians, and the median and worst of the per-repetition
-    ratios (runs: bench/run's list of every run's figures). The verdict
-    reads the paired median where there is one."""
+    """Adds to every cell's medians the ratio of medians to stock's, the
+    median and worst of the per-repetition ratios (runs: every run's
+    figures), and a verdict from the paired median where there is one."""
     pairs = paired(runs)
     for cell, cfgs in med.items():
         stock = cfgs.get("stock", {})
         for cfg, m in cfgs.items():
-            p99, s99 = m.get("wake_p99_us"), stock.get("wake_p99_us")
-            m["p99_vs_stock"] = p99 / s99 if p99 is not None and s99 else None
-            w, sw = m.get("work"), stock.get("work")
-            m["throughput_vs_stock"] = w / sw if w is not None and sw else None
+            m["p99_vs_stock"] = ratio(m.get("wake_p99_us"), stock.get("wake_p99_us"))
+            m["throughput_vs_stock"] = ratio(m.get("work"), stock.get("work"))
             pr = pairs.get(cell, {}).get(cfg, {})
             for name, worst in (("p99", max), ("throughput", min), ("daemon_cpu_pct", max)):
                 if pr.get(name):
@@ -73,8 +78,7 @@ def compare(med, runs=()):
             rw = m.get("throughput_paired", m["throughput_vs_stock"])
             parts = [f"p99 {word(r99, LAT_BAND, True)} ×{fmt(r99, 2)}"] if r99 is not None else []
             if m.get("missed_pct") is not None and stock.get("missed_pct") is not None:
-                diff = m["missed_pct"] - stock["missed_pct"]
-                mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
+                mw, diff = missed_word(m, stock)
                 parts.append(f"missed {mw} {diff:+.1f} pts")
             parts.append(f"throughput {word(rw, WORK_BAND, False)} ×{fmt(rw, 2)}")
             m["verdict"] = "; ".join(parts)
@@ -147,15 +151,10 @@ def markdown(meta, med, iso, scaling):
             m = cfgs.get(cfg)
             if not n or not m:
                 continue
-            r99 = (m["wake_p99_us"] / n["wake_p99_us"]
-                   if m.get("wake_p99_us") is not None and n.get("wake_p99_us") else None)
-            rw = m["work"] / n["work"] if m.get("work") is not None and n.get("work") else None
+            r99, rw = ratio(m.get("wake_p99_us"), n.get("wake_p99_us")), ratio(m.get("work"), n.get("work"))
+            missed = "–"
             if m.get("missed_pct") is not None and n.get("missed_pct") is not None:
-                diff = m["missed_pct"] - n["missed_pct"]
-                mw = "same" if abs(diff) <= MISSED_BAND_PTS else ("better" if diff < 0 else "worse")
-                missed = f"{mw} {m['missed_pct']:.1f} vs {n['missed_pct']:.1f}"
-            else:
-                missed = "–"
+                missed = f"{missed_word(m, n)[0]} {m['missed_pct']:.1f} vs {n['missed_pct']:.1f}"
             L.append(f"| {cell} | {cfg} | {word(r99, LAT_BAND, True)} ×{fmt(r99, 2)} | "
                      f"{missed} | {word(rw, WORK_BAND, False)} ×{fmt(rw, 2)} |")
     if iso:

@@ -15,11 +15,8 @@ CONFIG_TEXT = {
     "muqssd+iso": "muqssd, probe started with `muqssctl run -I` (SCHED_ISO)",
 }
 
-# Probes: (period ms, work ms) of bench/load/frame-probe, or REQRESP:
-# bench/load/reqresp (a dispatcher waking 2 workers per request, each
-# walking 1024 random lines of a 4 MiB buffer, about 140 us alone here),
-# whose throughput is its own requests per second. None: no probe, the
-# background's throughput is the figure.
+# Probes: (period ms, work ms) of frame-probe, or REQRESP (bench/load/reqresp,
+# throughput its own requests per second), or None (the background's work).
 FRAME = (1000 / 60, 3.0)
 AUDIO = (5.0, 0.5)
 REQRESP = "reqresp"
@@ -31,9 +28,8 @@ HACKBENCH_THREADS = {"full": "-p -T -g 4 -l 2000", "quick": "-p -T -g 4 -l 500",
 
 
 def cells(ncpu, mode):
-    """name -> (probe, background kind, background size; for hackbench its
-    arguments, None for the mode's). The full run has every cell; --quick
-    keeps the heavier hog count; --dry the lighter."""
+    """name -> (probe, background kind, size or hackbench arguments). --quick
+    keeps the heavier hog count, --dry the lighter."""
     all_cells = {
         f"frame-{2 * ncpu}hogs": (FRAME, "hogs", 2 * ncpu),
         f"frame-{4 * ncpu}hogs": (FRAME, "hogs", 4 * ncpu),
@@ -54,8 +50,7 @@ def cells(ncpu, mode):
 
 
 def duration(name, d, mode):
-    """A run's length: hackbench -l 2000 alone needs room for several
-    completions even on a loaded machine."""
+    """hackbench -l 2000 needs room for several completions on a loaded machine."""
     return max(d, 15.0) if name == "hackbench-threads" and mode == "full" else d
 
 
@@ -91,9 +86,7 @@ def tasks(b, cell, config, d, raw_file, hackbench_args):
 
 
 def figures(r, d):
-    """One run's figures; work is the throughput, higher is better: the
-    request/response probe's requests per second, else the background's
-    hog iterations, completed compiles or hackbench runs per second."""
+    """One run's figures; work is the throughput (bench/README.md)."""
     f = {}
     p = r.get("probe")
     if p:

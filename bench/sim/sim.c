@@ -45,16 +45,11 @@ int sim_new(struct sim **out, const char *desc, const struct sched_config *cfg)
 
 	if (hwloc_topology_init(&topo) < 0)
 		return -ENOMEM;
-	if (hwloc_topology_set_synthetic(topo, desc) < 0 || hwloc_topology_load(topo) < 0) {
-		hwloc_topology_destroy(topo);
-		return -EINVAL;
-	}
 	sim = calloc(1, sizeof(*sim));
-	if (!sim) {
-		hwloc_topology_destroy(topo);
-		return -ENOMEM;
-	}
-	r = sched_new(&sim->sched, topo, cfg);
+	if (hwloc_topology_set_synthetic(topo, desc) < 0 || hwloc_topology_load(topo) < 0)
+		r = -EINVAL;
+	else
+		r = sim ? sched_new(&sim->sched, topo, cfg) : -ENOMEM;
 	hwloc_topology_destroy(topo);
 	if (r < 0) {
 		free(sim);
@@ -326,7 +321,7 @@ int sim_run(struct sim *sim, uint64_t duration_ns)
 		sim->tasks[i].st.data = &sim->tasks[i];
 
 	while (sim->now < end) {
-		uint64_t ev;
+		uint64_t ev, dt;
 
 		for (int i = 0; i < sim->nr_tasks; i++) {
 			struct sim_task *t = &sim->tasks[i];
@@ -342,18 +337,14 @@ int sim_run(struct sim *sim, uint64_t duration_ns)
 			return -ENOMEM;
 
 		ev = sim_next_event(sim, end);
-		{
-			uint64_t dt = ev - sim->now;
-
-			sim->now = ev;
-			sim_advance(sim, dt);
-		}
+		dt = ev - sim->now;
+		sim->now = ev;
+		sim_advance(sim, dt);
 		if (sim->now >= sim->next_tick) {
 			bool flipped = sched_iso_tick(sim->sched);
 
 			sim->next_tick += sim->cfg.tick_ns;
-			if (flipped)
-				sim->iso_flips++;
+			sim->iso_flips += flipped;
 			for (int cpu = 0; cpu < sim->nr_cpus; cpu++) {
 				/* ISO demotion takes effect at the tick, as in MuQSS. */
 				if (flipped || !sched_running(sim->sched, cpu))
