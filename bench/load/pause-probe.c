@@ -3,7 +3,7 @@
  * a wake-up more than -t ms late means no CPU could run it, which on a
  * virtual machine is mostly the host not running the guest. Each such
  * wake-up is printed as "<CLOCK_MONOTONIC s> <ms late>", as it comes.
- * Ends after -d seconds, or at SIGTERM or SIGINT. */
+ * Ends at SIGTERM or SIGINT. */
 #include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
@@ -17,24 +17,22 @@
 
 int main(int argc, char **argv)
 {
-	double threshold_ms = 10, seconds = 3600;
-	uint64_t end, prev;
+	double threshold_ms = 10;
+	uint64_t prev;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:d:")) != -1) {
+	while ((c = getopt(argc, argv, "t:")) != -1) {
 		switch (c) {
 		case 't': threshold_ms = atof(optarg); break;
-		case 'd': seconds = atof(optarg); break;
 		default:
-			fprintf(stderr, "usage: pause-probe [-t MS] [-d SECONDS]\n");
+			fprintf(stderr, "usage: pause-probe [-t MS]\n");
 			return 2;
 		}
 	}
 	stop_on_signals();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	prev = clock_ns(CLOCK_MONOTONIC);
-	end = prev + (uint64_t)(seconds * 1e9);
-	while (!stop && prev < end) {
+	while (!stop) {
 		struct timespec ts = { 0, PERIOD_NS };
 		uint64_t now;
 		double late_ms;

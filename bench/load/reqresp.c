@@ -1,7 +1,7 @@
-/* A request/response load, closed loop: a dispatcher thread wakes WORKERS
- * threads over futexes; each walks its own buffer (larger than L2) for a
- * fixed number of cache lines and replies; once all have, the next request
- * goes out (after -g us). Prints wake-to-run latency, requests per second,
+/* A request/response load, closed loop: a dispatcher thread wakes NWORKERS
+ * threads over futexes; each walks LINES_PER_REQ cache lines of its own
+ * buffer (larger than L2) and replies; once all have, the next request
+ * goes out. Prints wake-to-run latency, requests per second,
  * round trip, walk time and run-queue wait (schedstat) as one JSON line;
  * -o writes every wake-to-run latency (us), one a line. */
 #include <errno.h>
@@ -21,7 +21,9 @@
 #include "load.h"
 
 #define LINE 64
-#define MAX_WORKERS 64
+#define NWORKERS 2
+#define LINES_PER_REQ 1024
+#define BUF_LINES ((size_t)(4 << 20) / LINE)	/* 4 MiB */
 
 struct worker {
 	pthread_t thread;
@@ -36,9 +38,7 @@ struct worker {
 /* Volatile, so the walk is not folded away. */
 static volatile size_t walk_sink;
 
-static struct worker workers[MAX_WORKERS];
-static int nworkers = 2;
-static size_t lines_per_req = 1024, buf_lines;
+static struct worker workers[NWORKERS];
 static _Atomic uint32_t pending;  /* replies still out for this request */
 static _Atomic uint32_t done_seq; /* the dispatcher's futex: bumped by the last reply */
 static _Atomic int quit;
@@ -62,23 +62,23 @@ static void futex_wake(_Atomic uint32_t *addr, int n)
  * each step is a likely L2 miss. The next index sits at the line's start. */
 static int buffer_init(struct worker *w, unsigned seed)
 {
-	size_t *perm = malloc(buf_lines * sizeof(*perm));
+	size_t *perm = malloc(BUF_LINES * sizeof(*perm));
 
-	w->next = aligned_alloc(LINE, buf_lines * LINE);
+	w->next = aligned_alloc(LINE, BUF_LINES * LINE);
 	if (!perm || !w->next) {
 		free(perm);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < buf_lines; i++)
+	for (size_t i = 0; i < BUF_LINES; i++)
 		perm[i] = i;
-	for (size_t i = buf_lines - 1; i > 0; i--) {
+	for (size_t i = BUF_LINES - 1; i > 0; i--) {
 		size_t j = (size_t)rand_r(&seed) % (i + 1), t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
 	}
-	for (size_t i = 0; i < buf_lines; i++)
-		w->next[perm[i] * (LINE / sizeof(size_t))] = perm[(i + 1) % buf_lines];
+	for (size_t i = 0; i < BUF_LINES; i++)
+		w->next[perm[i] * (LINE / sizeof(size_t))] = perm[(i + 1) % BUF_LINES];
 	free(perm);
 	return 0;
 }
@@ -87,7 +87,7 @@ static void walk(struct worker *w)
 {
 	size_t p = w->pos;
 
-	for (size_t i = 0; i < lines_per_req; i++) {
+	for (size_t i = 0; i < LINES_PER_REQ; i++) {
 		size_t *line = &w->next[p * (LINE / sizeof(size_t))];
 
 		line[1]++; /* dirty it too, as real work would */
@@ -145,28 +145,20 @@ static void schedstat(pid_t tid, uint64_t *wait_ns, uint64_t *slices)
 
 int main(int argc, char **argv)
 {
-	double duration_s = 10.0, gap_us = 0;
-	size_t buf_kib = 4096;
+	double duration_s = 10.0;
 	const char *raw_file = NULL;
 	int c;
 
-	while ((c = getopt(argc, argv, "w:l:b:g:d:o:")) >= 0) {
+	while ((c = getopt(argc, argv, "d:o:")) >= 0) {
 		switch (c) {
-		case 'w': nworkers = atoi(optarg); break;
-		case 'l': lines_per_req = (size_t)atol(optarg); break;
-		case 'b': buf_kib = (size_t)atol(optarg); break;
-		case 'g': gap_us = atof(optarg); break;
 		case 'd': duration_s = atof(optarg); break;
 		case 'o': raw_file = optarg; break;
 		default:
-			fprintf(stderr, "usage: reqresp [-w WORKERS] [-l LINES_PER_REQUEST] [-b BUFFER_KIB] "
-					"[-g GAP_US] [-d SECONDS] [-o RAW_FILE]\n");
+			fprintf(stderr, "usage: reqresp [-d SECONDS] [-o RAW_FILE]\n");
 			return 2;
 		}
 	}
-	buf_lines = buf_kib * 1024 / LINE;
-	if (nworkers < 1 || nworkers > MAX_WORKERS || duration_s <= 0 || buf_lines < 2 ||
-	    lines_per_req < 1 || gap_us < 0) {
+	if (duration_s <= 0) {
 		fprintf(stderr, "reqresp: bad arguments\n");
 		return 2;
 	}
@@ -174,12 +166,12 @@ int main(int argc, char **argv)
 
 	/* Room for a million requests' samples; a longer run keeps the first. */
 	size_t max_req = 1000000, nreq = 0, nlat = 0;
-	uint64_t *lat = calloc(max_req * (size_t)nworkers, sizeof(*lat));
+	uint64_t *lat = calloc(max_req * (size_t)NWORKERS, sizeof(*lat));
 	uint64_t *rtt = calloc(max_req, sizeof(*rtt));
 	uint64_t *walks = calloc(max_req, sizeof(*walks));
 	if (!lat || !rtt || !walks)
 		return 1;
-	for (int i = 0; i < nworkers; i++) {
+	for (int i = 0; i < NWORKERS; i++) {
 		if (buffer_init(&workers[i], 1234u + (unsigned)i) < 0 ||
 		    pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]) != 0) {
 			fprintf(stderr, "reqresp: cannot start worker %d\n", i);
@@ -194,10 +186,10 @@ int main(int argc, char **argv)
 	while (!stop && t < end) {
 		uint32_t before = atomic_load(&done_seq);
 
-		atomic_store(&pending, (uint32_t)nworkers);
+		atomic_store(&pending, (uint32_t)NWORKERS);
 		seq++;
 		uint64_t sent = now_ns();
-		for (int i = 0; i < nworkers; i++) {
+		for (int i = 0; i < NWORKERS; i++) {
 			atomic_store(&workers[i].go, seq);
 			futex_wake(&workers[i].go, 1);
 		}
@@ -205,29 +197,23 @@ int main(int argc, char **argv)
 			futex_wait(&done_seq, before);
 		t = now_ns();
 		if (nreq < max_req) {
-			for (int i = 0; i < nworkers; i++)
+			for (int i = 0; i < NWORKERS; i++)
 				lat[nlat++] = workers[i].woke_ns - sent;
 			walks[nreq] = workers[0].walk_ns;
 			rtt[nreq] = t - sent;
 		}
 		nreq++;
-		if (gap_us > 0) {
-			struct timespec ts = { .tv_sec = 0, .tv_nsec = (long)(gap_us * 1e3) };
-
-			nanosleep(&ts, NULL);
-			t = now_ns();
-		}
 	}
 	double elapsed = (double)(t - start) / 1e9;
 
 	uint64_t wait_ns = 0, slices = 0;
-	for (int i = 0; i < nworkers; i++)
+	for (int i = 0; i < NWORKERS; i++)
 		schedstat(workers[i].tid, &wait_ns, &slices);
 	uint64_t disp_wait = 0, disp_slices = 0;
 	schedstat((pid_t)syscall(SYS_gettid), &disp_wait, &disp_slices);
 
 	atomic_store(&quit, 1);
-	for (int i = 0; i < nworkers; i++) {
+	for (int i = 0; i < NWORKERS; i++) {
 		atomic_store(&workers[i].go, seq + 1);
 		futex_wake(&workers[i].go, 1);
 		pthread_join(workers[i].thread, NULL);
@@ -252,7 +238,7 @@ int main(int argc, char **argv)
 	       pct(lat, nlat, 99), pct(lat, nlat, 100), pct(rtt, kept, 50), pct(rtt, kept, 99),
 	       pct(walks, kept, 50), nreq ? (double)wait_ns / 1e3 / (double)nreq : 0.0,
 	       nreq ? (double)disp_wait / 1e3 / (double)nreq : 0.0, (unsigned long long)slices);
-	for (int i = 0; i < nworkers; i++)
+	for (int i = 0; i < NWORKERS; i++)
 		free(workers[i].next);
 	free(lat);
 	free(rtt);
