@@ -4,11 +4,6 @@
 
 enum { L, R };
 
-void rb_init(struct rb_tree *t)
-{
-	t->root = t->min = NULL;
-}
-
 static bool is_red(const struct rb_node *n)
 {
 	return n && n->red;

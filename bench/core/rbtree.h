@@ -11,12 +11,11 @@ struct rb_node {
 	bool red;
 };
 
-struct rb_tree {
+struct rb_tree {		/* empty when zeroed */
 	struct rb_node *root;
 	struct rb_node *min;	/* leftmost, as Linux's rb_root_cached */
 };
 
-void rb_init(struct rb_tree *t);
 /* Equal keys go right, so they come out first in, first out. */
 void rb_insert(struct rb_tree *t, struct rb_node *n, uint64_t key);
 void rb_delete(struct rb_tree *t, struct rb_node *n);

@@ -101,7 +101,7 @@ static void run_one(struct bench *b, int kind, struct result *res)
 
 	b->kind = kind;
 	skiplist_init(&b->sl, 42);
-	rb_init(&b->rb);
+	b->rb = (struct rb_tree){ 0 };
 	b->hp.len = 0;
 	/* Descending keys: the skip list, whose levels stop at 3 as in MuQSS,
 	 * would insert in O(n / 64) at the tail of a long list. */

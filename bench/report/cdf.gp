@@ -1,9 +1,6 @@
 # Wake-latency CDF, one curve per configuration.
-# gnuplot -e "data='cdf.dat'; out='cdf.png'; title_text='...'; n=4" cdf.gp
 # data: one block per configuration (two blank lines between), each headed
 # by "# name", then "latency_ms fraction" lines.
-set terminal pngcairo size 900,560 enhanced font "sans,11"
-set output out
 set title title_text noenhanced
 set xlabel "wake latency (ms, log scale)"
 set ylabel "fraction of wake-ups at or below"

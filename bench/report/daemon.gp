@@ -1,8 +1,5 @@
 # muqssd's own CPU use against the number of sleeping threads in scope.
-# gnuplot -e "data='daemon.dat'; out='daemon.png'; title_text='...'" daemon.gp
 # data: "sleeping_threads cpu_pct" lines.
-set terminal pngcairo size 800,500 enhanced font "sans,11"
-set output out
 set title title_text noenhanced
 set xlabel "sleeping threads in scope"
 set ylabel "muqssd CPU (% of one CPU)"

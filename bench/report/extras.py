@@ -11,10 +11,6 @@ from sched_util import descendants, threads_of
 from workloads import ctl
 
 
-def ctl_json(daemon, *args):
-    return json.loads(daemon.ctl("--json", *args).stdout)
-
-
 def iso_share(b, d, ncpu, step=0.5):
     """One ISO hog per CPU against as many normal hogs, sampled every step
     seconds: the ISO hogs' share of the machine from their CPU time, and the
@@ -47,7 +43,7 @@ def iso_share(b, d, ncpu, step=0.5):
         # (muqssctl inherits it), back to normal once done.
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
         try:
-            got["tunables"] = ctl_json(daemon, "status")["tunables"]
+            got["tunables"] = json.loads(daemon.ctl("--json", "status").stdout)["tunables"]
             sample(daemon, iso_cpu)
         finally:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
@@ -61,7 +57,7 @@ def iso_share(b, d, ncpu, step=0.5):
             cpu, now = iso_cpu(), time.monotonic()
             k = max(k + 1, int((now - start) / step) + 1)
             try:
-                q = ctl_json(daemon, "queues")["cpus"]
+                q = json.loads(daemon.ctl("--json", "queues").stdout)["cpus"]
                 reading = sum(c["iso_percent"] for c in q) / len(q)
             except (AssertionError, ValueError, KeyError, ZeroDivisionError):
                 reading = None

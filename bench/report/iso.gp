@@ -1,8 +1,5 @@
 # ISO share of the machine over time against the iso_cpu cap.
-# gnuplot -e "data='iso.dat'; out='iso.png'; cap=70; title_text='...'" iso.gp
 # data: "t_s iso_share_pct iso_percent_reading" lines ("?" = no reading).
-set terminal pngcairo size 900,500 enhanced font "sans,11"
-set output out
 set title title_text noenhanced
 set xlabel "time (s)"
 set ylabel "% of the machine"

@@ -1,8 +1,5 @@
 # % periods missed per workload (groups) and configuration (bars).
-# gnuplot -e "data='missed.dat'; out='missed.png'; ncfg=4; ymax=25" missed.gp
 # data: header "workload cfg1 cfg2 ...", then one row per workload.
-set terminal pngcairo size 1000,560 enhanced font "sans,11"
-set output out
 set title "Periods missed, median over repetitions (lower is better)"
 set ylabel "% missed"
 set xlabel "workload"

@@ -8,10 +8,9 @@ from workloads import CONFIGS
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def gnuplot(script, out_dir, **var):
-    def lit(v):
-        return repr(v) if isinstance(v, str) else str(v)
-    cmd = "; ".join(f"{k}={lit(v)}" for k, v in var.items())
+def gnuplot(script, out_dir, size, **var):
+    cmd = "; ".join(f"{k}={v!r}" if isinstance(v, str) else f"{k}={v}" for k, v in var.items())
+    cmd += f'; set terminal pngcairo size {size} enhanced font "sans,11"; set output out'
     subprocess.run(["gnuplot", "-e", cmd, os.path.join(HERE, script)], cwd=out_dir,
                    check=True, timeout=60)
 
@@ -45,7 +44,7 @@ def cdf(out_dir, cell, raw_by_cfg, title, points=400):
         return None
     with open(os.path.join(out_dir, name + ".dat"), "w") as f:
         f.write("\n\n\n".join(blocks) + "\n")
-    gnuplot("cdf.gp", out_dir, data=name + ".dat", out=name + ".png", n=len(blocks),
+    gnuplot("cdf.gp", out_dir, "900,560", data=name + ".dat", out=name + ".png", n=len(blocks),
             title_text=title)
     return name + ".png"
 
@@ -59,7 +58,7 @@ def missed(out_dir, med):
             if all(v is None for v in vals):  # no periodic probe in this cell
                 continue
             f.write(cell + " " + " ".join("0" if v is None else f"{v:.3f}" for v in vals) + "\n")
-    gnuplot("missed.gp", out_dir, data="missed.dat", out="missed.png", ncfg=len(CONFIGS),
+    gnuplot("missed.gp", out_dir, "1000,560", data="missed.dat", out="missed.png", ncfg=len(CONFIGS),
             ymax=round(top * 1.1 + 0.5, 1))
     return "missed.png"
 
@@ -70,7 +69,7 @@ def iso_share(out_dir, iso):
             r = s["iso_percent_reading"]
             f.write(f"{s['t_s']} {s['iso_share_pct']} {'?' if r is None else r}\n")
     t = iso.get("tunables", {})
-    gnuplot("iso.gp", out_dir, data="iso.dat", out="iso-share.png", cap=t.get("iso_cpu", 70),
+    gnuplot("iso.gp", out_dir, "900,500", data="iso.dat", out="iso-share.png", cap=t.get("iso_cpu", 70),
             title_text=f"ISO share over time, one ISO hog and one normal hog per CPU "
                        f"(iso_reading {t.get('iso_reading', '?')})")
     return "iso-share.png"
@@ -80,6 +79,6 @@ def daemon_cpu(out_dir, scaling, busy):
     with open(os.path.join(out_dir, "daemon.dat"), "w") as f:
         for s in scaling:
             f.write(f"{s['sleeping_threads']} {s['daemon_cpu_pct']}\n")
-    gnuplot("daemon.gp", out_dir, data="daemon.dat", out="daemon-cpu.png",
+    gnuplot("daemon.gp", out_dir, "800,500", data="daemon.dat", out="daemon-cpu.png",
             title_text=f"muqssd CPU use against tasks in scope (plus {busy} busy hogs)")
     return "daemon-cpu.png"
