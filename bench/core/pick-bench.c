@@ -1,9 +1,5 @@
-/*
- * pick-bench: the cost of one sched_pick_next() (put the running task back,
- * find the earliest key over every queue in locality order, take it) at
- * several CPU counts and task counts, on synthetic topologies.
- * Usage: pick-bench [iterations]   (default 200000)
- */
+/* pick-bench [iterations]: the cost of one sched_pick_next() at several CPU
+ * and task counts on synthetic topologies (default 200000 picks each). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,9 +1,6 @@
-/*
- * skiplist-bench: the core's skip list against a red-black tree and a binary
- * heap, on the scheduler's pattern: pop the earliest deadline, reinsert it
- * with a later one; plus deletion of arbitrary entries (a task that sleeps).
- * Usage: skiplist-bench [N ...]   (default 100 10000 1000000)
- */
+/* skiplist-bench [N ...]: the core's skip list against a red-black tree and a
+ * binary heap at N entries (default 100 10000 1000000): pop the earliest
+ * deadline and reinsert it later, and delete arbitrary entries (a task sleeps). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -1,8 +1,6 @@
-/* A CPU hog that counts its work: loops until SIGTERM or the duration ends,
- * then prints how many iterations it did and how much CPU it got.
- * HOG_UNTIL (CLOCK_MONOTONIC seconds) ends it at that instant instead, so
- * that hogs of one run count their work over the same window: a hog that
- * started late does not make up for it after the others have ended. */
+/* A CPU hog that counts its work until SIGTERM or the duration ends, or until
+ * HOG_UNTIL (CLOCK_MONOTONIC s): then the hogs of one run count over the same
+ * window, however late each started. Prints iterations and CPU time. */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -73,11 +73,9 @@ def iso_share(b, d, ncpu, step=0.5):
 
 
 def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
-    """muqssd scoped to N sleeping threads (100 per process) plus a few
-    bounded hogs. Its start-up scan of the new tasks is left out: the
-    window starts once three 0.5 s readings in a row are under a third of the
-    highest so far (settled), or after max_settle seconds (not settled).
-    Then its CPU is read over window seconds and the load is stopped."""
+    """muqssd's CPU over window seconds, scoped to N sleeping threads (100 a
+    process) and busy hogs, once its start-up scan has settled (three 0.5 s
+    readings under a third of the highest) or after max_settle seconds."""
     out = []
     for n in counts:
         d = max_settle + window + 2

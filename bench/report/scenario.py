@@ -42,10 +42,8 @@ class Daemon(sched_util.Daemon):
 
 
 def run(tasks, duration, muqssd=False, setup=None):
-    """tasks: list of (name, shell command). Each runs under timeout in a scope
-    root. setup(daemon, pids) runs after the load starts (e.g. muqssctl iso).
-    Returns {name: parsed JSON of the command's last stdout line}, plus the
-    daemon's CPU seconds under key "_daemon_cpu_s"."""
+    """tasks: [(name, shell command)]; setup(daemon, pids) runs once the load
+    has started. Returns {name: the JSON of its last stdout line, "_daemon_cpu_s": s}."""
     with tempfile.TemporaryDirectory(prefix="muqss-bench-") as work:
         fifo = os.path.join(work, "go")
         os.mkfifo(fifo)

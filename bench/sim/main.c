@@ -29,22 +29,6 @@ static void usage(FILE *f)
 		"  CHILD and exits, waits for it, and starts again.\n");
 }
 
-static int parse_class(const char *v, enum sched_class *out)
-{
-	static const enum sched_class all[] = {
-		SCHED_CLASS_NORMAL, SCHED_CLASS_BATCH, SCHED_CLASS_ISO,
-		SCHED_CLASS_IDLEPRIO, SCHED_CLASS_RT,
-	};
-
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		if (strcmp(v, sched_class_name(all[i])) == 0) {
-			*out = all[i];
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static const char *const kind_names[] = {
 	[SIM_HOG] = "hog", [SIM_SLEEPER] = "sleeper", [SIM_SPAWNER] = "spawner", [SIM_CHILD] = "child",
 };
@@ -59,7 +43,7 @@ static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 		{ "start", offsetof(struct sim_task_spec, start_ns) },
 	};
 	char *save = NULL, *tok = strtok_r(arg, ",", &save);
-	int kind;
+	int kind, cls;
 
 	*spec = (struct sim_task_spec){ .cpu = -1 };
 	*count = 1;
@@ -89,7 +73,9 @@ static int parse_spec(char *arg, struct sim_task_spec *spec, int *count)
 			spec->rt_priority = atoi(v);
 		else if (strcmp(tok, "cpu") == 0)
 			spec->cpu = atoi(v);
-		else if (strcmp(tok, "class") != 0 || parse_class(v, &spec->class) < 0)
+		else if (strcmp(tok, "class") == 0 && (cls = sched_class_from_name(v)) >= 0)
+			spec->class = (enum sched_class)cls;
+		else
 			return -EINVAL;
 	}
 	return *count > 0 ? 0 : -EINVAL;

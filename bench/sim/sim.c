@@ -183,11 +183,8 @@ static int sim_schedule(struct sim *sim)
 {
 	bool again = true;
 
-	/*
-	 * CPUs whose slices end at the same instant race for the same queued
-	 * tasks; the last to pick keeps its own task on a tie. Rotating the
-	 * order spreads that luck the way real jitter would.
-	 */
+	/* CPUs whose slices end together race for the same tasks and the last
+	 * keeps its own on a tie: rotating the order spreads that luck as jitter would. */
 	sim->rotor = (sim->rotor + 1) % sim->nr_cpus;
 	while (again) {
 		again = false;
@@ -252,12 +249,8 @@ static uint64_t sim_next_event(struct sim *sim, uint64_t end)
 	return ev;
 }
 
-/*
- * @t, running, has done this wake-up's work. A sleeper sleeps until its
- * next period; a spawner forks its child (MuQSS's fork: the child shares
- * the parent's slice and deadline) and waits for it; a child exits and
- * wakes its spawner.
- */
+/* @t, running, has done this wake-up's work. A spawner forks its child (which
+ * shares its slice and deadline, as in MuQSS) and waits; the child wakes it. */
 static void sim_work_done(struct sim *sim, struct sim_task *t)
 {
 	struct sim_task *other;

@@ -46,10 +46,8 @@ int sim_new(struct sim **out, const char *desc, const struct sched_config *cfg);
 
 void sim_free(struct sim *sim);
 
-/*
- * Adds a task before sim_run(); returns its index or -errno. A spawner
- * also adds its child, at the next index: one child lives at a time.
- */
+/* Adds a task before sim_run(); its index or -errno. A spawner also adds its
+ * child, at the next index: one child lives at a time. */
 int sim_add_task(struct sim *sim, const struct sim_task_spec *spec);
 
 /* Runs the simulated machine until @duration_ns. 0 or -errno. */
