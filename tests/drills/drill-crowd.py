@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
-                        skip_unless_root_on_two_cpus)
+                        skip_unless_root_on_two_cpus, wait_probe)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -38,16 +38,6 @@ def tick_status(d):
         t, body = wire.call(s, wire.STATUS)
     assert t == wire.OK, body
     return body["tick"]
-
-
-def wait_json(path, deadline):
-    while time.monotonic() < deadline:
-        try:
-            with open(path, "rb") as f:
-                return json.loads(f.read())
-        except (OSError, ValueError):
-            time.sleep(0.2)
-    raise AssertionError(f"no result in {path}")
 
 
 def main():
@@ -89,7 +79,7 @@ def main():
         d.ctl("iso", str(probe))
         before = tick_status(d)
         open(f"{tmp}/go", "w").close()
-        got = wait_json(f"{tmp}/probe.json", time.monotonic() + WINDOW_S + 20)
+        got = wait_probe(f"{tmp}/probe.json", time.monotonic() + WINDOW_S + 20)
         after = tick_status(d)
         over = after["over_bound"] - before["over_bound"]
         trips = after["deadman_trips"] - before["deadman_trips"]

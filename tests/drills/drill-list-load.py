@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 
-from sched_util import BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope  # noqa: E402
+from sched_util import BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope, wait_probe  # noqa: E402
 
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
 PROCS, THREADS = 100, 200
@@ -28,16 +28,6 @@ LIMIT = SETTLE_S + 2 * (WINDOW_S + 3) + 80
 def ctl(sock, *args, timeout=30):
     return subprocess.run([MUQSSCTL, "--socket", sock, *args], capture_output=True,
                           timeout=timeout)
-
-
-def wait_probe(path, deadline):
-    while time.monotonic() < deadline:
-        try:
-            with open(path, "rb") as f:
-                return json.loads(f.read())
-        except (OSError, ValueError):
-            time.sleep(0.2)
-    raise AssertionError(f"{path}: the probe printed nothing")
 
 
 def cpu_ticks(pid):

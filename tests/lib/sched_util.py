@@ -3,6 +3,7 @@ real processes, always in a scope they made, always bounded, always
 cleaned up. Found through PYTHONPATH (meson sets it: py_harness_dir)."""
 
 import atexit
+import json
 import os
 import shutil
 import signal
@@ -273,3 +274,15 @@ def assert_clean(pids, what, affinity=None):
                 bad.append((t, state, pol, prio, sorted(aff)))
     if bad:
         raise AssertionError(f"{what}: left changed: {bad}")
+
+
+def wait_probe(path, deadline):
+    """A probe's JSON result at path, once it is written whole; fails at
+    deadline (time.monotonic())."""
+    while time.monotonic() < deadline:
+        try:
+            with open(path, "rb") as f:
+                return json.loads(f.read())
+        except (OSError, ValueError):
+            time.sleep(0.2)
+    raise AssertionError(f"{path}: the probe printed nothing")
