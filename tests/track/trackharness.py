@@ -254,8 +254,11 @@ class Scope:
 
     def close(self):
         if self.daemon is None:
-            self.root.kill()
-            self.root.wait()
+            # It failed to start: its scope and dir go all the same.
+            if getattr(self, "root", None):
+                self.root.kill()
+                self.root.wait()
+            shutil.rmtree(self.tmp, ignore_errors=True)
             return
         if self.daemon.poll() is None:
             # To muqssd itself: timeout(1) would follow SIGTERM with a
