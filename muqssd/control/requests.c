@@ -171,18 +171,27 @@ static void handle_set_class(struct control_client *c, const cJSON *req)
 		pid = tgid;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-	if (pidfd < 0) {
-		if (errno == ESRCH || errno == EINVAL || errno == ENOENT)
+	r = pidfd < 0 ? -errno : 0;
+	if (r == -ENOSYS) {
+		/* No pidfds (before Linux 5.3, or under valgrind): unpinned,
+		 * as long as pid names a process, not one of its threads. */
+		pid_t tgid;
+
+		r = proc_tgid((pid_t)pid, &tgid) < 0 || tgid != pid ? -ESRCH : 0;
+	}
+	if (r < 0) {
+		if (r == -ESRCH || r == -EINVAL || r == -ENOENT)
 			(void)client_reply_error(c, ESRCH, "no such process: %ld", pid);
 		else
-			reply_errno(c, -errno, "set_class: cannot hold the process");
+			reply_errno(c, r, "set_class: cannot hold the process");
 		return;
 	}
 	r = auth_set_class(c, (pid_t)pid, (pid_t)tid, q.class, q.nice_set, (int)nice, err,
 			   sizeof(err));
 	if (r < 0) {
 		(void)client_reply_error(c, r, "%s", err);
-		close(pidfd);
+		if (pidfd >= 0)
+			close(pidfd);
 		return;
 	}
 	q.pid = (pid_t)pid;
