@@ -20,7 +20,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
-                        skip_unless_root_on_two_cpus, wait_probe)
+                        skip_unless_root_on_two_cpus, wait_free_pids, wait_probe)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -44,10 +44,7 @@ def main():
     skip = skip_unless_root_on_two_cpus()
     if skip:
         return skip
-    with open("/proc/sys/kernel/pid_max") as f:
-        free_pids = int(f.read()) - len(os.listdir("/proc"))
-    if free_pids < PROCS * THREADS + 2000:
-        print(f"only about {free_pids} pids free, need {PROCS * THREADS + 2000}")
+    if not wait_free_pids(PROCS * THREADS + 2000):
         return 77
     tmp = tempfile.mkdtemp(prefix="muqss-crowd-")
     atexit.register(shutil.rmtree, tmp, True)
@@ -74,8 +71,9 @@ def main():
             except OSError:
                 pass
         assert probe, "the probe's launcher is gone"
-        born = d.ctl("--json", "status").stdout
-        print(f"tracking after {SETTLE_S:.0f} s: {json.loads(born)['tracking']}", flush=True)
+        tracking = json.loads(d.ctl("--json", "status").stdout)["tracking"]
+        print(f"tracking after {SETTLE_S:.0f} s: {tracking}", flush=True)
+        assert tracking["count"] >= PROCS * THREADS, "the crowd is not all there"
         d.ctl("iso", str(probe))
         before = tick_status(d)
         open(f"{tmp}/go", "w").close()

@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 
-from sched_util import BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope, wait_probe  # noqa: E402
+from sched_util import (BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope,  # noqa: E402
+                        wait_free_pids, wait_probe)
 
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
 PROCS, THREADS = 100, 200
@@ -40,10 +41,7 @@ def main():
     if os.geteuid() != 0:
         print("needs root")
         return 77
-    with open("/proc/sys/kernel/pid_max") as f:
-        free_pids = int(f.read()) - len(os.listdir("/proc"))
-    if free_pids < PROCS * THREADS + 2000:
-        print(f"only about {free_pids} pids free, need {PROCS * THREADS + 2000}")
+    if not wait_free_pids(PROCS * THREADS + 2000):
         return 77
     scope = None
     d = None

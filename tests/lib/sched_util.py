@@ -286,3 +286,21 @@ def wait_probe(path, deadline):
         except (OSError, ValueError):
             time.sleep(0.2)
     raise AssertionError(f"{path}: the probe printed nothing")
+
+
+def wait_free_pids(need, timeout=30):
+    """True once need pids are free, threads counted (/proc/loadavg's
+    total), as a test before may still be reaping thousands; False with
+    the reason printed if not within timeout."""
+    with open("/proc/sys/kernel/pid_max", "rb") as f:
+        pid_max = int(f.read())
+    deadline = time.monotonic() + timeout
+    while True:
+        with open("/proc/loadavg", "rb") as f:
+            used = int(f.read().split()[3].split(b"/")[1])
+        if pid_max - used >= need:
+            return True
+        if time.monotonic() > deadline:
+            print(f"only {pid_max - used} pids free ({used} in use), need {need}")
+            return False
+        time.sleep(0.5)
