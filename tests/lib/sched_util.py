@@ -171,6 +171,10 @@ class Daemon:
         # A SIGKILLed daemon leaves its socket; wait for the new one.
         if os.path.exists(self.sock):
             os.unlink(self.sock)
+        # MUQSS_TEST_SENSOR runs a scheduling test on the sensor named.
+        sensor = os.environ.get("MUQSS_TEST_SENSOR")
+        if sensor and not any(a.startswith("--sensor") or a == "--poll" for a in extra):
+            extra = ("--sensor", sensor, *extra)
         self.proc = subprocess.Popen(
             ["timeout", "-s", "KILL", "120", MUQSSD, "--config", conf, "--socket", self.sock,
              "--state-dir", self.state, "--scope-pid", str(scope_pid), *extra],
