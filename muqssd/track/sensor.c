@@ -171,3 +171,30 @@ uint64_t sensor_lost(const struct sensor *s)
 #endif
 	return 0;
 }
+
+int sensor_set_class(struct sensor *s, int pidfd, unsigned cls)
+{
+#ifdef HAVE_BPF
+	if (s && s->bpf)
+		return sensor_bpf_set_class(s->bpf, pidfd, cls, s->scope_all);
+#endif
+	return -EOPNOTSUPP;
+}
+
+int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS])
+{
+#ifdef HAVE_BPF
+	if (s && s->bpf)
+		return sensor_bpf_task_wake_hist(s->bpf, pidfd, ret);
+#endif
+	return -EOPNOTSUPP;
+}
+
+int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS])
+{
+#ifdef HAVE_BPF
+	if (s && s->bpf)
+		return sensor_bpf_class_wake_hist(s->bpf, cls, ret);
+#endif
+	return -EOPNOTSUPP;
+}

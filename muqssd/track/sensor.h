@@ -68,3 +68,21 @@ bool sensor_has_counters(const struct sensor *s);
 int sensor_counters(struct sensor *s, int pidfd, uint64_t now_ns, struct sensor_counters *ret);
 /* A pidfd of thread tid, for sensor_counters(); -errno. */
 int sensor_task_pidfd(pid_t tid);
+
+/* Wake latency, as the kernel sees it (bpf only): how long a managed
+ * task waited for a CPU from its wakeup to its switch in, in log2
+ * histograms; bucket b counts waits of [2^b, 2^(b+1)) ns (see
+ * log2_hist.h). Kept per task and per class, the class being what the
+ * daemon last told of the task (sensor_set_class) or its parent's at
+ * fork; a class past the last counts as the last. */
+#define SENSOR_WAKE_BUCKETS 32
+#define SENSOR_WAKE_CLASSES 8
+/* Tells the kernel the class of the task pidfd refers to: 0, -ENOENT
+ * when it holds nothing for it, -EOPNOTSUPP without bpf. Two bpf()
+ * calls; a switch of the task between them may lose a count of its own
+ * histogram, never add one. */
+int sensor_set_class(struct sensor *s, int pidfd, unsigned cls);
+/* The task's histogram since it came in scope; errors as sensor_counters(). */
+int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS]);
+/* Class cls's histogram since the sensor opened, summed over the CPUs. */
+int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS]);

@@ -34,6 +34,14 @@ struct {
 	__type(value, struct sensor_bpf_task);
 } muqss_scope SEC(".maps");
 
+/* Per CPU, so the hot path adds without atomics; summed in userspace. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SENSOR_BPF_CLASSES);
+	__type(key, __u32);
+	__type(value, struct sensor_bpf_wake_hist);
+} muqss_wake_class SEC(".maps");
+
 static __always_inline bool in_scope(struct task_struct *task)
 {
 	return scope_all || bpf_task_storage_get(&muqss_scope, task, 0, 0);
@@ -72,9 +80,13 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 	struct sensor_bpf_event *e;
 	struct task_struct *real_parent;
 
-	if (!in_scope(parent) || (child->flags & PF_KTHREAD))
+	struct sensor_bpf_task *pv = bpf_task_storage_get(&muqss_scope, parent, 0, 0);
+
+	if ((!scope_all && !pv) || (child->flags & PF_KTHREAD))
 		return 0;
-	if (!scope_all) {
+	/* With scope_all, a child's storage waits for its first switch,
+	 * unless it has a class to inherit. */
+	if (!scope_all || (pv && pv->cls)) {
 		struct sensor_bpf_task *v = bpf_task_storage_get(&muqss_scope, child, 0,
 								 BPF_LOCAL_STORAGE_GET_F_CREATE);
 		const struct cred *c = child->real_cred;
@@ -85,6 +97,7 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 			v->euid = c->euid.val;
 			v->gid = c->gid.val;
 			v->known = 1;
+			v->cls = pv ? pv->cls : 0;
 		}
 	}
 	e = reserve(SENSOR_BPF_FORK, child);
@@ -184,6 +197,60 @@ static __always_inline struct sensor_bpf_task *task_of(struct task_struct *task)
 				    BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/* floor(log2(ns)), capped to the last bucket: no clz in BPF. */
+static __always_inline __u32 wake_bucket(__u64 ns)
+{
+	__u32 b = 0;
+
+	if (ns >> 32)
+		return SENSOR_BPF_WAKE_BUCKETS - 1;
+	if (ns >> 16) {
+		ns >>= 16;
+		b += 16;
+	}
+	if (ns >> 8) {
+		ns >>= 8;
+		b += 8;
+	}
+	if (ns >> 4) {
+		ns >>= 4;
+		b += 4;
+	}
+	if (ns >> 2) {
+		ns >>= 2;
+		b += 2;
+	}
+	if (ns >> 1)
+		b += 1;
+	return b;
+}
+
+/* Switched out: a wakeup it got while it ran is spent (it was already
+ * on a CPU); its next switch in follows a preemption or a new wakeup. */
+static __always_inline void wake_out(struct sensor_bpf_task *v)
+{
+	v->woken = 0;
+}
+
+/* Switched in: if woken since it last ran, how long the wakeup waited
+ * for a CPU goes into its histogram and its class's. Arithmetic on the
+ * storage already looked up, and an inlined per-CPU array index. */
+static __always_inline void wake_in(struct sensor_bpf_task *w, __u64 now)
+{
+	struct sensor_bpf_wake_hist *h;
+	__u32 b, cls;
+
+	if (!w->woken)
+		return;
+	w->woken = 0;
+	b = wake_bucket(now > w->wake_ns ? now - w->wake_ns : 0) & (SENSOR_BPF_WAKE_BUCKETS - 1);
+	w->wake_hist[b]++;
+	cls = w->cls < SENSOR_BPF_CLASSES ? w->cls : SENSOR_BPF_CLASSES - 1;
+	h = bpf_map_lookup_elem(&muqss_wake_class, &cls);
+	if (h)
+		h->bucket[b]++;
+}
+
 /* The hottest hook: one lookup for each of prev and next, and out at
  * once for a task outside the scope. */
 SEC("tp_btf/sched_switch")
@@ -203,11 +270,13 @@ int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev, struct task_s
 		v->state = preempt ? 0 : prev_state;
 		v->queued_ns = v->state == 0 ? now : 0;
 		check_creds(v, prev);
+		wake_out(v);
 	}
 	w = task_of(next);
 	if (w) {
 		if (!now)
 			now = bpf_ktime_get_ns();
+		wake_in(w, now);
 		if (w->queued_ns && now > w->queued_ns)
 			w->wait_ns += now - w->queued_ns;
 		w->queued_ns = 0;
@@ -230,6 +299,7 @@ static __always_inline void woken(struct task_struct *p)
 		return;
 	now = bpf_ktime_get_ns();
 	v->wake_ns = now;
+	v->woken = 1;
 	v->queued_ns = now;
 	v->state = 0;
 }

@@ -297,3 +297,67 @@ int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
 		ret->wait_ns += now_ns - v.queued_ns;
 	return 0;
 }
+
+_Static_assert(SENSOR_WAKE_BUCKETS == SENSOR_BPF_WAKE_BUCKETS, "one bucket count");
+_Static_assert(SENSOR_WAKE_CLASSES == SENSOR_BPF_CLASSES, "one class count");
+
+int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create)
+{
+	int map = bpf_map__fd(b->skel->maps.muqss_scope);
+	struct sensor_bpf_task v;
+
+	if (cls >= SENSOR_BPF_CLASSES)
+		cls = SENSOR_BPF_CLASSES - 1;
+	if (bpf_map_lookup_elem(map, &pidfd, &v) < 0) {
+		/* Under a scope, storage is the scope: never made here. */
+		if (errno != ENOENT || !create)
+			return -errno;
+		memset(&v, 0, sizeof(v));
+		v.cls = cls;
+		return bpf_map_update_elem(map, &pidfd, &v, BPF_NOEXIST) < 0 ? -errno : 0;
+	}
+	if (v.cls == cls)
+		return 0;
+	v.cls = cls;
+	/* The update replaces what the kernel counted since the lookup: a
+	 * wakeup then consumed must not count again. */
+	v.woken = 0;
+	return bpf_map_update_elem(map, &pidfd, &v, BPF_EXIST) < 0 ? -errno : 0;
+}
+
+int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS])
+{
+	struct sensor_bpf_task v;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_scope), &pidfd, &v) < 0)
+		return -errno;
+	for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
+		ret[i] = v.wake_hist[i];
+	return 0;
+}
+
+int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
+			       uint64_t ret[SENSOR_WAKE_BUCKETS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct sensor_bpf_wake_hist *per_cpu;
+	uint32_t key = cls;
+
+	if (ncpu <= 0)
+		return ncpu < 0 ? ncpu : -EINVAL;
+	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_wake_class), &key, per_cpu) < 0) {
+		int r = -errno;
+
+		free(per_cpu);
+		return r;
+	}
+	memset(ret, 0, SENSOR_WAKE_BUCKETS * sizeof(*ret));
+	for (int c = 0; c < ncpu; c++)
+		for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
+			ret[i] += per_cpu[c].bucket[i];
+	free(per_cpu);
+	return 0;
+}

@@ -27,3 +27,10 @@ int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
 			struct sensor_counters *ret);
 /* pidfd_open(tid, PIDFD_THREAD), or -errno. */
 int sensor_bpf_pidfd(pid_t tid);
+/* With create (scope_all), a task the kernel holds nothing for yet gets
+ * its storage now. */
+int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create);
+int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd,
+			      uint64_t ret[SENSOR_WAKE_BUCKETS]);
+int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
+			       uint64_t ret[SENSOR_WAKE_BUCKETS]);

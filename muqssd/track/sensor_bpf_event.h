@@ -16,6 +16,11 @@ enum sensor_bpf_what {
 };
 
 #define SENSOR_BPF_FILENAME_MAX 128
+/* Wake latency histograms: bucket b counts latencies of [2^b, 2^(b+1)) ns
+ * (bucket 0 also 0 ns, the last everything from 2^31 ns up). */
+#define SENSOR_BPF_WAKE_BUCKETS 32
+/* Classes the daemon may tell (enum sched_class); more go to the last. */
+#define SENSOR_BPF_CLASSES 8
 
 struct sensor_bpf_event {
 	__u32 what;
@@ -49,4 +54,15 @@ struct sensor_bpf_task {
 	__u64 nvcsw, nivcsw;	/* as of its last switch out */
 	__u32 state;		/* __state at its last switch out; 0 once woken */
 	__u32 cpu;		/* the CPU it last ran on */
+	/* Wake latency: a wakeup arms woken, its switch in (not one after
+	 * a preemption) counts now - wake_ns into wake_hist and into its
+	 * class's histogram (muqss_wake_class). */
+	__u32 cls;		/* the daemon's class of it; a fork's child inherits */
+	__u32 woken;		/* woken since its last switch in or out */
+	__u32 wake_hist[SENSOR_BPF_WAKE_BUCKETS];
+};
+
+/* A class's wake latencies on one CPU (a per-CPU array, one per class). */
+struct sensor_bpf_wake_hist {
+	__u64 bucket[SENSOR_BPF_WAKE_BUCKETS];
 };
