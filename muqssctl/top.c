@@ -143,10 +143,34 @@ static void top_account(struct top *t, const cJSON *queues, const cJSON *tasks, 
 	t->prev_time = now;
 }
 
+static const char *us_text(char *buf, size_t len, const cJSON *w, const char *key)
+{
+	return format_ns(buf, len, cJSON_GetNumberValue(cJSON_GetObjectItem(w, key)) * 1e3);
+}
+
+/* The kernel's wake-to-run wait of each class over the last 5 s (bpf
+ * sensor only): p50/p99/max, each the upper bound of a log2 bucket. */
+static void draw_wake_latency(const cJSON *wl)
+{
+	char f[3][32];
+
+	printf("Wake latency 5s (p50/p99/max):");
+	for (int c = 0; c < CLS_MAX; c++) {
+		const cJSON *w = cJSON_GetObjectItem(wl, class_names[c]);
+
+		if (cJSON_IsObject(w))
+			printf("  %s %s/%s/%s", class_names[c], us_text(f[0], sizeof(f[0]), w, "p50_us"),
+			       us_text(f[1], sizeof(f[1]), w, "p99_us"),
+			       us_text(f[2], sizeof(f[2]), w, "max_us"));
+	}
+	putchar('\n');
+}
+
 static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bool tty)
 {
 	struct winsize ws = { .ws_row = 24, .ws_col = 80 };
 	const cJSON *cpu, *e, *tun = cJSON_GetObjectItem(status, "tunables");
+	const cJSON *wl = cJSON_GetObjectItem(status, "wake_latency");
 	char dl[32], slice[32], t0[256], t1[256];
 	int rows;
 
@@ -155,6 +179,8 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 		fputs("\033[H\033[2J", stdout);
 	}
 	rows = ws.ws_row > 6 ? ws.ws_row - 5 : 1;
+	if (cJSON_IsObject(wl) && rows > 1)
+		rows--;
 	printf("muqssd %s  rr_interval %.0f ms  iso_cpu %.0f%%  interactive %.0f   (q quits)\n",
 	       print_text(t0, sizeof(t0), cJSON_GetStringValue(cJSON_GetObjectItem(status, "version"))),
 	       cJSON_GetNumberValue(cJSON_GetObjectItem(tun, "rr_interval")),
@@ -166,7 +192,10 @@ static void top_draw(struct top *t, const cJSON *status, const cJSON *queues, bo
 			printf("  %s %5.1f%%", class_names[c], t->share[c]);
 		else
 			printf("  %s   -  ", class_names[c]);
-	printf("\n\n%4s %7s %-16s %-8s %4s %10s %10s\n", "CPU", "TID", "COMM", "CLASS", "NICE",
+	putchar('\n');
+	if (cJSON_IsObject(wl))
+		draw_wake_latency(wl);
+	printf("\n%4s %7s %-16s %-8s %4s %10s %10s\n", "CPU", "TID", "COMM", "CLASS", "NICE",
 	       "DEADLINE", "SLICE");
 	cJSON_ArrayForEach(cpu, cJSON_GetObjectItem(queues, "cpus")) {
 		int c = int_of(cpu, "cpu");

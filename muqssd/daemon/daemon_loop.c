@@ -65,6 +65,14 @@ static const char *src_exe(void *ctx, const struct tracked_task *tt)
 	return tracker_task_exe(tt);
 }
 
+static void src_set_class(void *ctx, struct tracked_task *tt, enum sched_class class)
+{
+	int r = tracker_set_task_class(ctx, tt, (unsigned)class);
+
+	if (r < 0 && r != -EOPNOTSUPP)
+		log_debug_errno(r, "tid %d: cannot tell the sensor its class, ignoring: %m", tt->tid);
+}
+
 static const struct loop_source_ops source_ops = {
 	.refresh = src_refresh,
 	.foreach_active = src_foreach_active,
@@ -74,6 +82,7 @@ static const struct loop_source_ops source_ops = {
 	.count = src_count,
 	.count_active = src_count_active,
 	.exe = src_exe,
+	.set_class = src_set_class,
 };
 
 /* The lever set: the enforcer. */

@@ -5,6 +5,7 @@
 
 #include "enforce.h"
 #include "log.h"
+#include "core/task.h"
 #include "tracker.h"
 
 static void on_recovered(struct tracker *t, void *userdata)
@@ -66,6 +67,25 @@ void daemon_track_stop(struct daemon *d)
 	d->tracker = tracker_free(d->tracker);
 }
 
+/* "wake_latency": each class's over the last 5 s, classes without a
+ * wakeup left out; null without the bpf sensor, which measures it. */
+static int wake_latency_json(struct daemon *d, cJSON *obj)
+{
+	uint64_t hist[LOG2_HIST_BUCKETS];
+	cJSON *w;
+
+	if (!d->tracker || tracker_wake_window(d->tracker, 0, hist) < 0)
+		return cJSON_AddNullToObject(obj, "wake_latency") ? 0 : -ENOMEM;
+	w = cJSON_AddObjectToObject(obj, "wake_latency");
+	if (!w)
+		return -ENOMEM;
+	for (int c = SCHED_CLASS_NORMAL; c <= SCHED_CLASS_RT; c++)
+		if (tracker_wake_window(d->tracker, (unsigned)c, hist) == 0 && log2_hist_count(hist) &&
+		    tracker_wake_json(w, sched_class_name((enum sched_class)c), hist) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
 int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 {
 	cJSON *tr = cJSON_AddObjectToObject(obj, "tracking");
@@ -86,5 +106,5 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 				(double)tracker_deferred_stat_reads(d->tracker));
 	cJSON_AddNumberToObject(tr, "reads_carried", (double)tracker_reads_carried(d->tracker));
 	cJSON_AddNumberToObject(tr, "rules_undecided", (double)d->counters.rules_undecided);
-	return 0;
+	return wake_latency_json(d, obj);
 }

@@ -54,6 +54,9 @@ struct loop_source_ops {
 	size_t (*count_active)(void *ctx);
 	/* The executable of tt's process, or NULL. */
 	const char *(*exe)(void *ctx, const struct tracked_task *tt);
+	/* Optional: tt's class changed, or it came in with one other than
+	 * normal (a sensor files its wake latency by class). */
+	void (*set_class)(void *ctx, struct tracked_task *tt, enum sched_class class);
 };
 
 struct loop_source {

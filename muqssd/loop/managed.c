@@ -57,6 +57,10 @@ void managed_set_class(struct loop *l, struct managed_task *m, enum sched_class 
 	bool was_running = m->st.running;
 	int cpu = m->st.cpu;
 
+	/* A new task starts normal in the core, and in the kernel a fork's
+	 * child has its parent's class already. */
+	if (class != m->st.class && l->src.ops->set_class)
+		l->src.ops->set_class(l->src.ctx, m->tt, class);
 	(void)sched_set_class(l->core, &m->st, class, 0);
 	if (class == SCHED_CLASS_IDLEPRIO && !m->idle_policy) {
 		if (set_idle(l, m, true) == 0)

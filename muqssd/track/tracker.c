@@ -86,6 +86,7 @@ struct tracker *tracker_free(struct tracker *t)
 	sd_event_source_disable_unref(t->reconcile_timer);
 	sd_event_source_disable_unref(t->poll_timer);
 	sd_event_source_disable_unref(t->rescan_timer);
+	tracker_wake_stop(t);
 	sensor_free(t->sensor);
 	tracker_pending_stop(t);
 	/* No task_exit here: the daemon is going away, not the tasks. */
@@ -125,6 +126,9 @@ int tracker_start(struct tracker *t)
 	}
 	if (t->sensor) {
 		r = tracker_attach_sensor(t);
+		if (r < 0)
+			return r;
+		r = tracker_wake_start(t);
 		if (r < 0)
 			return r;
 	}

@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 
 #include "config.h"
+#include "log2_hist.h"
 
 struct tracker;
 struct tracked_proc;
@@ -233,6 +234,17 @@ int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t
  * nice and policy are not counters: tracker_read_policy() as before.
  * Returns as tracker_task_counters(); on error the task is unchanged. */
 int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns);
+/* Tells the bpf sensor the task's class (an enum sched_class), which
+ * picks the histogram its wake latencies go to; its children inherit it
+ * in the kernel. 0, or -errno (-EOPNOTSUPP without bpf). */
+int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigned cls);
+/* Class cls's wake latency histogram over the last 5 s (sensor.h,
+ * log2_hist.h): -EOPNOTSUPP without the bpf sensor. */
+int tracker_wake_window(const struct tracker *t, unsigned cls,
+			uint64_t ret[LOG2_HIST_BUCKETS]);
+/* Adds key: {"p50_us", "p99_us", "max_us", "count"} of hist to parent:
+ * each figure the upper bound of its log2 bucket. 0 or -ENOMEM. */
+int tracker_wake_json(cJSON *parent, const char *key, const uint64_t hist[LOG2_HIST_BUCKETS]);
 
 /* fn may not remove tasks (so: no tracker_refresh inside). */
 void tracker_foreach(struct tracker *t, tracker_task_func_t fn, void *userdata);

@@ -36,8 +36,8 @@ void tracker_close_pidfd(struct tracker *t, struct tracked_task *task)
 	t->npidfds--;
 }
 
-int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns,
-			  struct sensor_counters *ret)
+/* The task's pidfd, opened once and kept, within the budget. */
+static int task_pidfd(struct tracker *t, struct tracked_task *task)
 {
 	int r;
 
@@ -54,8 +54,23 @@ int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t
 		task->pidfd = r;
 		t->npidfds++;
 	}
+	return task->pidfd;
+}
+
+int tracker_task_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns,
+			  struct sensor_counters *ret)
+{
+	int fd = task_pidfd(t, task);
+
 	/* A pidfd is bound to its task: a reused tid cannot answer. */
-	return sensor_counters(t->sensor, task->pidfd, now_ns, ret);
+	return fd < 0 ? fd : sensor_counters(t->sensor, fd, now_ns, ret);
+}
+
+int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigned cls)
+{
+	int fd = task_pidfd(t, task);
+
+	return fd < 0 ? fd : sensor_set_class(t->sensor, fd, cls);
 }
 
 int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns)

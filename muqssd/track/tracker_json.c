@@ -8,12 +8,14 @@
 #include "time_util.h"
 
 /* The bpf sensor's counters of the task, under "bpf" (absent with
- * another sensor, or before the task was first switched). A dump does
+ * another sensor, or before the task was first switched), with its wake
+ * latency since it came in scope. A dump does
  * not keep a pidfd open for a task the tick does not read that way. */
 static int add_counters(struct tracker *t, const struct tracked_task *task, cJSON *o)
 {
 	uint64_t now = now_nsec(CLOCK_MONOTONIC);
 	struct sensor_counters c;
+	uint64_t wake[SENSOR_WAKE_BUCKETS];
 	char state[2] = "";
 	cJSON *b;
 	int fd = task->pidfd, r;
@@ -23,6 +25,8 @@ static int add_counters(struct tracker *t, const struct tracked_task *task, cJSO
 	if (fd < 0 && (fd = sensor_task_pidfd(task->tid)) < 0)
 		return 0;
 	r = sensor_counters(t->sensor, fd, now, &c);
+	if (r == 0 && sensor_task_wake_hist(t->sensor, fd, wake) < 0)
+		r = -ENOENT;
 	if (fd != task->pidfd)
 		close(fd);
 	if (r < 0)
@@ -36,7 +40,8 @@ static int add_counters(struct tracker *t, const struct tracked_task *task, cJSO
 	    !cJSON_AddNumberToObject(b, "nivcsw", (double)c.nivcsw) ||
 	    !cJSON_AddNumberToObject(b, "last_cpu", c.cpu) ||
 	    !cJSON_AddNumberToObject(b, "wake_ago_ns", c.wake_ns ? (double)(now - c.wake_ns) : -1) ||
-	    !cJSON_AddNumberToObject(b, "run_ago_ns", c.run_ns ? (double)(now - c.run_ns) : -1))
+	    !cJSON_AddNumberToObject(b, "run_ago_ns", c.run_ns ? (double)(now - c.run_ns) : -1) ||
+	    tracker_wake_json(b, "wake_latency", wake) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -102,6 +102,7 @@ struct tracker {
 	uint64_t reads_carried;  /* due reads left to a later refresh for time */
 
 	struct sensor *sensor;	/* NULL when polling */
+	struct tracker_wake *wake; /* NULL without the bpf sensor */
 	sd_event_source *io_source;
 	sd_event_source *reconcile_timer;
 	sd_event_source *poll_timer;
@@ -192,6 +193,11 @@ int tracker_attach_sensor(struct tracker *t);
 
 /* tracker_counters.c */
 void tracker_close_pidfd(struct tracker *t, struct tracked_task *task);
+
+/* tracker_wake.c: with the bpf sensor, snapshots its wake latency
+ * histograms once a second (tracker_wake_window()); a no-op otherwise. */
+int tracker_wake_start(struct tracker *t);
+void tracker_wake_stop(struct tracker *t);
 
 /* tracker_pending.c */
 int tracker_pending_start(struct tracker *t);

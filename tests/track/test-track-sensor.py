@@ -51,6 +51,9 @@ try:
         failures.append(f"auto chose {got}, not connector")
     if "sensor unavailable" in s.log_text():
         failures.append("auto logged a fallback notice")
+    # Only the bpf sensor measures wake latency: null, not a made-up zero.
+    if "wake_latency" not in s.status() or s.status()["wake_latency"] is not None:
+        failures.append(f"connector: wake_latency is {s.status().get('wake_latency', 'absent')}")
 finally:
     s.close()
 
