@@ -21,18 +21,12 @@ struct sensor {
 };
 
 /* 0 with s->bpf set, or -errno after the one notice that says why. */
-static int open_bpf(struct sensor *s, const struct scope *scope)
+static int open_bpf(struct sensor *s)
 {
 #ifdef HAVE_BPF
 	char why[256] = "";
 	int r;
 
-	/* The programs see the initial namespace's pids; so must we. */
-	if (scope->kthreadd != 2) {
-		log_notice("bpf sensor unavailable (muqssd runs in a PID namespace of its own), "
-			   "using the proc connector");
-		return -EOPNOTSUPP;
-	}
 	r = sensor_bpf_open(s->scope_all, &s->bpf, why, sizeof(why));
 	if (r < 0)
 		log_notice("bpf sensor unavailable (%s), using the proc connector", why);
@@ -79,7 +73,7 @@ int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_
 	if (!s)
 		return -ENOMEM;
 	s->scope_all = scope->kind == SCOPE_ALL;
-	if (want == SENSOR_BPF && open_bpf(s, scope) == 0)
+	if (want == SENSOR_BPF && open_bpf(s) == 0)
 		s->kind = SENSOR_BPF;
 	else if (open_connector(s, poll_ms) == 0)
 		s->kind = SENSOR_CONNECTOR;

@@ -13,6 +13,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "sensor_bpf_event.h"
+#include "sensor_bpf_pidns.bpf.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -54,17 +55,23 @@ static __always_inline void set_creds(struct sensor_bpf_event *e, const struct c
 	e->gid = c->gid.val;
 }
 
+/* NULL for a task outside the daemon's PID namespace: it cannot name it. */
 static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_struct *task)
 {
-	struct sensor_bpf_event *e = bpf_ringbuf_reserve(&muqss_events, sizeof(*e), 0);
+	__u32 tid = pidns_tid(task), tgid;
+	struct sensor_bpf_event *e;
 
+	if (!tid)
+		return NULL;
+	tgid = pidns_tgid(task);
+	e = bpf_ringbuf_reserve(&muqss_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&lost, 1);
 		return NULL;
 	}
 	e->what = what;
-	e->tid = task->pid;
-	e->tgid = task->tgid;
+	e->tid = tid;
+	e->tgid = tgid;
 	e->ptid = e->ptgid = 0;
 	e->uid = e->euid = e->gid = 0;
 	e->ns = bpf_ktime_get_ns();
@@ -103,10 +110,11 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 	e = reserve(SENSOR_BPF_FORK, child);
 	if (!e)
 		return 0;
-	/* As the proc connector: a thread's parent is its process's. */
+	/* As the proc connector: a thread's parent is its process's. 0 for
+	 * a parent outside the daemon's namespace, as getppid() says. */
 	real_parent = child->real_parent;
-	e->ptid = real_parent->pid;
-	e->ptgid = real_parent->tgid;
+	e->ptid = pidns_tid(real_parent);
+	e->ptgid = pidns_tgid(real_parent);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -23,6 +24,7 @@
 #endif
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+#define OWN_PIDNS "/proc/self/ns/pid"
 /* A callback's return that ends a batch; the record it saw is consumed. */
 #define BATCH_FULL (-E2BIG)
 
@@ -80,11 +82,15 @@ static int fail(int r, char *why, size_t size, const char *what)
 int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t why_size)
 {
 	struct sensor_bpf *b;
+	struct stat pidns;
 	int r, fd;
 
 	libbpf_set_print(on_libbpf_print);
 	if (access(KERNEL_BTF, R_OK) < 0)
 		return fail(-errno, why, why_size, "no kernel BTF at " KERNEL_BTF);
+	/* The programs name tasks by this namespace's pids, as we do. */
+	if (stat(OWN_PIDNS, &pidns) < 0)
+		return fail(-errno, why, why_size, "cannot tell our PID namespace (" OWN_PIDNS ")");
 	if (!scope_all) {
 		/* Threads are seeded by a pidfd of their own. */
 		fd = pidfd_open_thread(getpid());
@@ -102,6 +108,7 @@ int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t w
 		goto out;
 	}
 	b->skel->rodata->scope_all = scope_all;
+	b->skel->rodata->pidns_inum = (uint32_t)pidns.st_ino;
 	r = sensor_bpf_skel__load(b->skel);
 	if (r < 0) {
 		r = fail(r, why, why_size, "the kernel refused the programs (the verifier's "
