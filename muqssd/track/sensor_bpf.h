@@ -3,7 +3,9 @@
  * live by their fds only (nothing is pinned), so they go away with the
  * daemon however it ends. Needs CAP_BPF and CAP_PERFMON (or
  * CAP_SYS_ADMIN), kernel BTF, and a kernel with task storage for
- * tracing programs and PIDFD_THREAD (6.9) unless scope_all. */
+ * tracing programs and PIDFD_THREAD (6.9) unless scope_all. Tasks are
+ * named by their pids in the daemon's own PID namespace, and tasks
+ * outside it are not reported. */
 #pragma once
 
 #include <stdbool.h>
