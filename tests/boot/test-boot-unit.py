@@ -21,6 +21,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+
+from trackharness import cgroup_root
 
 BUILD = os.environ.get("MUQSS_BUILD_ROOT", "")
 TREE = os.environ.get("MUQSS_BOOT_TREE", "/var/lib/machines/muqssd-test")
@@ -96,6 +99,8 @@ def why_skip(o):
         return f"no container tree at {TREE} (tests/boot/make-tree.sh builds it)"
     if o.get("b_sanitize", "none") != "none":
         return "a sanitized build: the container has no sanitizer runtime"
+    if cgroup_root(2) is None:
+        return "no cgroup2 hierarchy mounted"
     if o.get("bpf") == "disabled":
         return "built with -Dbpf=disabled"
     with open("/proc/filesystems") as f:
@@ -111,8 +116,9 @@ def write(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def boot(root):
-    """Installs this build into root, boots it, returns the check's files."""
+def boot(root, cg):
+    """Installs this build into root, boots it in cgroup cg, returns the
+    check's files."""
     o = options()
     subprocess.run(["timeout", "120", "meson", "install", "-C", BUILD, "--destdir", root,
                     "--no-rebuild", "--quiet"], check=True, stdout=subprocess.DEVNULL)
@@ -124,12 +130,13 @@ def boot(root):
     subprocess.run(["ldconfig", "-r", root], check=True)
     subprocess.run(["chroot", root, "systemctl", "enable", "--quiet", "muqssd.service",
                     "muqss-boot-check.service"], check=True)
-    p = subprocess.run(["timeout", "-s", "KILL", "150", "systemd-nspawn", "-D", root,
+    # TERM: nspawn asks the container's systemd to halt; KILL 10 s later.
+    p = run_in_cgroup(cg, ["timeout", "-k", "10", "150", "systemd-nspawn", "-D", root,
                         "--register=no", "--keep-unit", "-q", "-b",
                         "--capability=CAP_BPF,CAP_PERFMON,CAP_IPC_LOCK",
                         "--system-call-filter=bpf"],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                       errors="replace")
+                      stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                      errors="replace")
     log(f"boot ended with {p.returncode}")
     if p.returncode:
         log(p.stdout[-3000:], p.stderr[-2000:])
@@ -141,6 +148,35 @@ def boot(root):
         except OSError:
             res[ext] = ""
     return res
+
+
+def run_in_cgroup(cg, argv, **kw):
+    """argv in cgroup cg (and nspawn's container in a child of it), so
+    that whatever outlives a killed nspawn can be killed in turn."""
+    def enter():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    return subprocess.run(argv, preexec_fn=enter, **kw)
+
+
+def remove_cgroup(cg):
+    """Kills all left in cg's subtree (cgroup.kill, Linux 5.14), then
+    removes it, deepest first."""
+    try:
+        with open(os.path.join(cg, "cgroup.kill"), "w") as f:
+            f.write("1")
+    except OSError as e:
+        log("cgroup.kill:", e)
+    for _ in range(100):
+        with open(os.path.join(cg, "cgroup.events")) as f:
+            if "populated 0" in f.read():
+                break
+        time.sleep(0.05)
+    for d in sorted((d for d, _, _ in os.walk(cg)), key=len, reverse=True):
+        try:
+            os.rmdir(d)
+        except OSError as e:
+            log("could not remove cgroup", d, e)
 
 
 def check(res):
@@ -173,13 +209,16 @@ def main():
     for d in ("upper", "work", "root"):
         os.mkdir(os.path.join(tmp, d))
     mounted = False
+    cg = os.path.join(cgroup_root(2), f"muqss-boot-{os.getpid()}")
+    os.mkdir(cg)
     try:
         subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
                         f"lowerdir={TREE},upperdir={tmp}/upper,workdir={tmp}/work", root],
                        check=True)
         mounted = True
-        error = check(boot(root))
+        error = check(boot(root, cg))
     finally:
+        remove_cgroup(cg)
         if mounted:
             subprocess.run(["umount", "-l", root])
         shutil.rmtree(tmp, ignore_errors=True)
