@@ -72,6 +72,53 @@ def iso_share(b, d, ncpu, step=0.5):
     return got
 
 
+def settle(pid, max_settle, step=0.5, floor_pct=0.5):
+    """Waits out a daemon's start-up scan: until three step-second readings
+    of its CPU are under a third of the highest (or all under floor_pct, an
+    idle scope's scan being too small to show), or max_settle seconds."""
+    series, t0 = [], time.monotonic()
+    c_last, t_last = scenario.proc_run_s(pid), t0
+    settled = False
+    while t_last - t0 < max_settle and not settled:
+        time.sleep(max(0, t0 + step * (len(series) + 1) - time.monotonic()))
+        c, t = scenario.proc_run_s(pid), time.monotonic()
+        series.append(round(100 * (c - c_last) / (t - t_last), 2))
+        c_last, t_last = c, t
+        last = max(series[-3:])
+        settled = len(series) >= 4 and (last < max(series) / 3 or last < floor_pct)
+    return {"settled": settled, "settle_s": round(t_last - t0, 1),
+            f"settle_cpu_pct_every_{step:g}s": series}
+
+
+def cpu_pct_over(pid, window):
+    """A process's CPU over the next window seconds, in % of one CPU."""
+    c0, w0 = scenario.proc_run_s(pid), time.monotonic()
+    time.sleep(window)
+    c1, w1 = scenario.proc_run_s(pid), time.monotonic()
+    return round(100 * (c1 - c0) / (w1 - w0), 3)
+
+
+def end_load(pids):
+    """Ends a scenario's load early: timeout(1) passes SIGTERM on."""
+    for pid in pids.values():
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def threads_in(pids):
+    """Threads below a scenario's load processes, themselves included."""
+    return sum(len(threads_of(p)) for r in pids.values() for p in descendants(r))
+
+
+def sleepers(b, n, d):
+    """scenario.run() tasks: n sleeping threads, 100 a process, for d seconds."""
+    procs = max(1, n // 100)
+    return [(f"sleep{i}", f"{b}/bench/load/sleepers {n // procs} {int(d * 1000)}")
+            for i in range(procs)]
+
+
 def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
     """muqssd's CPU over window seconds, scoped to N sleeping threads (100 a
     process) and busy hogs, once its start-up scan has settled (three 0.5 s
@@ -79,33 +126,15 @@ def daemon_scaling(b, counts, max_settle, window, busy, step=0.5):
     out = []
     for n in counts:
         d = max_settle + window + 2
-        procs = max(1, n // 100)
-        tasks = [(f"sleep{i}", f"{b}/bench/load/sleepers {n // procs} {int(d * 1000)}") for i in range(procs)]
+        tasks = sleepers(b, n, d)
         tasks += [(f"hog{i}", f"{b}/bench/load/hog {d}") for i in range(busy)]
         got = {}
 
         def setup(daemon, pids):
-            series, t0 = [], time.monotonic()
-            c_last, t_last = scenario.proc_cpu_s(daemon.pid), t0
-            settled = False
-            while t_last - t0 < max_settle and not settled:
-                time.sleep(max(0, t0 + step * (len(series) + 1) - time.monotonic()))
-                c, t = scenario.proc_cpu_s(daemon.pid), time.monotonic()
-                series.append(round(100 * (c - c_last) / (t - t_last), 1))
-                c_last, t_last = c, t
-                settled = len(series) >= 4 and max(series[-3:]) < max(series) / 3
-            got["settled"], got["settle_s"] = settled, round(t_last - t0, 1)
-            got["threads_in_scope"] = sum(len(threads_of(p)) for r in pids.values() for p in descendants(r))
-            c0, w0 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
-            time.sleep(window)
-            c1, w1 = scenario.proc_cpu_s(daemon.pid), time.monotonic()
-            got["daemon_cpu_pct"] = round(100 * (c1 - c0) / (w1 - w0), 3)
-            got["settle_cpu_pct_every_0.5s"] = series
-            for pid in pids.values():  # timeout(1) passes it on to the load
-                try:
-                    os.kill(pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+            got.update(settle(daemon.pid, max_settle, step))
+            got["threads_in_scope"] = threads_in(pids)
+            got["daemon_cpu_pct"] = cpu_pct_over(daemon.pid, window)
+            end_load(pids)
 
         r = scenario.run(tasks, d, muqssd=True, setup=setup)
         got.update(sleeping_threads=n, busy=busy, window_s=window,

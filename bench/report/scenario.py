@@ -25,6 +25,23 @@ def proc_cpu_s(pid):
         return None
 
 
+def proc_run_s(pid):
+    """A process's CPU time in seconds from its threads' schedstat (ns, where
+    /proc/PID/stat counts 10 ms ticks); a thread gone takes its share along."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / 1e9
+
+
 class Daemon(sched_util.Daemon):
     """The tests' scoped muqssd, whose stop() also restores and gives its CPU seconds."""
 
@@ -41,9 +58,9 @@ class Daemon(sched_util.Daemon):
         return cpu
 
 
-def run(tasks, duration, muqssd=False, setup=None):
+def run(tasks, duration, muqssd=False, setup=None, daemon_args=(), config=None):
     """tasks: [(name, shell command)]; setup(daemon, pids) runs once the load
-    has started. Returns {name: the JSON of its last stdout line, "_daemon_cpu_s": s}."""
+    has started; daemon_args and config (a path) go to muqssd. Returns {name: the JSON of its last stdout line, "_daemon_cpu_s": s}."""
     with tempfile.TemporaryDirectory(prefix="muqss-bench-") as work:
         fifo = os.path.join(work, "go")
         os.mkfifo(fifo)
@@ -59,7 +76,12 @@ def run(tasks, duration, muqssd=False, setup=None):
         daemon = None
         try:
             if muqssd:
-                daemon = Daemon(root.pid, work)
+                try:
+                    daemon = Daemon(root.pid, work, daemon_args, config)
+                except RuntimeError:
+                    with open(os.path.join(work, "muqssd.log"), "rb") as f:
+                        print("muqssd's log:", f.read()[-2000:].decode(errors="replace"), flush=True)
+                    raise
             with open(fifo, "w") as f:
                 f.write(f"{time.monotonic() + duration:.6f}\n")
             pids = {}

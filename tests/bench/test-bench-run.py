@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench/run --quick --dry: the whole report pipeline (every kind of workload
-and configuration: frame probe, request/response, hackbench alone; the ISO and task-count runs, Markdown, JSON, gnuplot PNGs)
+and configuration: frame probe, request/response, hackbench alone; the ISO, task-count and
+watch-cost runs, Markdown, JSON, gnuplot PNGs)
 with 1 s runs, into a temp dir, so the harness cannot rot. Figures are
 not checked: the machine is not quiet during the test suite."""
 
@@ -63,9 +64,17 @@ def main():
             sys.exit(f"a kind of cell is missing: {sorted(res['cells'])}")
         if len(res["medians"]) < 6 or not res["iso_share"]["series"] or not res["daemon_scaling"]:
             sys.exit("cells, ISO series or task-count runs missing")
+        # Watch cost: every load on both sensors (a build without bpf runs
+        # the connector under the bpf row's name), each with a CPU figure.
+        rows = (res.get("watch_cost") or {}).get("rows", [])
+        loads = {(r["sensor"], r["load"]) for r in rows if r["cpu_pct"][0] is not None}
+        if {s for s, _ in loads} != {"connector", "bpf"} or len(loads) != len(rows) \
+                or ("bpf", "storm") not in loads or ("connector", "storm") not in loads:
+            sys.exit(f"watch-cost rows missing or without a CPU figure: {sorted(map(str, loads))}")
         with open(os.path.join(out, "latest.md")) as f:
             md = f.read()
-        for want in ("| workload |", "(worst)", "Where muqssd loses", "nice-based", "iso_cpu"):
+        for want in ("| workload |", "(worst)", "Where muqssd loses", "nice-based", "iso_cpu",
+                     "What watching costs", "Exec storm"):
             if want not in md:
                 sys.exit(f"latest.md lacks {want!r}")
         pngs = [n for n in os.listdir(out) if n.endswith(".png")]
