@@ -21,13 +21,13 @@ struct sensor {
 };
 
 /* 0 with s->bpf set, or -errno after the one notice that says why. */
-static int open_bpf(struct sensor *s)
+static int open_bpf(struct sensor *s, uint64_t wake_after_ns)
 {
 #ifdef HAVE_BPF
 	char why[256] = "";
 	int r;
 
-	r = sensor_bpf_open(s->scope_all, &s->bpf, why, sizeof(why));
+	r = sensor_bpf_open(s->scope_all, wake_after_ns, &s->bpf, why, sizeof(why));
 	if (r < 0)
 		log_notice("bpf sensor unavailable (%s), using the proc connector", why);
 	return r;
@@ -60,7 +60,7 @@ static int open_connector(struct sensor *s, unsigned poll_ms)
 }
 
 int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_ms,
-		struct sensor **ret)
+		uint64_t wake_after_ns, struct sensor **ret)
 {
 	struct sensor *s;
 
@@ -73,7 +73,7 @@ int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_
 	if (!s)
 		return -ENOMEM;
 	s->scope_all = scope->kind == SCOPE_ALL;
-	if (want == SENSOR_BPF && open_bpf(s) == 0)
+	if (want == SENSOR_BPF && open_bpf(s, wake_after_ns) == 0)
 		s->kind = SENSOR_BPF;
 	else if (open_connector(s, poll_ms) == 0)
 		s->kind = SENSOR_CONNECTOR;

@@ -18,15 +18,21 @@
 
 struct sensor;
 
+/* The bpf sensor's one event of its own, beside the connector's kinds
+ * (in event_data.exit's pid fields): a task in scope woke after sleeping
+ * at least the wake_after_ns given to sensor_open(). */
+#define SENSOR_EVENT_WAKE 0x00010000u
+
 typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
 
 /* Opens the sensor asked for (auto: the connector; see SENSOR_AUTO). One that cannot
  * be used logs one notice that says why, and the next is tried: bpf, then
  * the connector, then polling (0 with *ret NULL; poll_ms is for the
  * notice). Never fails for want of a backend. With SCOPE_ALL every user
- * task counts, so nothing needs seeding (sensor_seed). */
+ * task counts, so nothing needs seeding (sensor_seed). The bpf sensor
+ * tells a wakeup after a sleep of wake_after_ns (SENSOR_EVENT_WAKE). */
 int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_ms,
-		struct sensor **ret);
+		uint64_t wake_after_ns, struct sensor **ret);
 struct sensor *sensor_free(struct sensor *s);
 /* SENSOR_POLL for NULL. */
 enum sensor_kind sensor_kind_of(const struct sensor *s);

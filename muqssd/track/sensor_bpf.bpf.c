@@ -20,6 +20,9 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool scope_all;
+/* A task woken after sleeping this long is told (SENSOR_BPF_WAKE): the
+ * daemon reads no sleeper, it waits for this. 0: never told. */
+const volatile __u64 wake_after_ns;
 /* Records the ring buffer had no room for: the daemon rescans /proc. */
 __u64 lost;
 
@@ -306,6 +309,13 @@ static __always_inline void woken(struct task_struct *p)
 	if (!v)
 		return;
 	now = bpf_ktime_get_ns();
+	/* Not a new task's first wakeup: it never slept. */
+	if (wake_after_ns && v->out_ns && now - v->out_ns >= wake_after_ns) {
+		struct sensor_bpf_event *e = reserve(SENSOR_BPF_WAKE, p);
+
+		if (e)
+			bpf_ringbuf_submit(e, 0);
+	}
 	v->wake_ns = now;
 	v->woken = 1;
 	v->queued_ns = now;

@@ -79,7 +79,8 @@ static int fail(int r, char *why, size_t size, const char *what)
 	return r;
 }
 
-int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t why_size)
+int sensor_bpf_open(bool scope_all, uint64_t wake_after_ns, struct sensor_bpf **ret, char *why,
+		    size_t why_size)
 {
 	struct sensor_bpf *b;
 	struct stat pidns;
@@ -109,6 +110,7 @@ int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t w
 	}
 	b->skel->rodata->scope_all = scope_all;
 	b->skel->rodata->pidns_inum = (uint32_t)pidns.st_ino;
+	b->skel->rodata->wake_after_ns = wake_after_ns;
 	r = sensor_bpf_skel__load(b->skel);
 	if (r < 0) {
 		r = fail(r, why, why_size, "the kernel refused the programs (the verifier's "
@@ -199,6 +201,11 @@ static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 	case SENSOR_BPF_CREDS:
 		deliver_creds(b, e, &ev);
 		return;
+	case SENSOR_BPF_WAKE:
+		ev.what = (enum what)SENSOR_EVENT_WAKE;
+		ev.event_data.exit.process_pid = (pid_t)e->tid;
+		ev.event_data.exit.process_tgid = (pid_t)e->tgid;
+		break;
 	default:
 		return;
 	}

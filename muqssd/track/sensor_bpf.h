@@ -18,7 +18,8 @@
 struct sensor_bpf;
 
 /* On failure, why (for the user's notice) is written to why. */
-int sensor_bpf_open(bool scope_all, struct sensor_bpf **ret, char *why, size_t why_size);
+int sensor_bpf_open(bool scope_all, uint64_t wake_after_ns, struct sensor_bpf **ret, char *why,
+		    size_t why_size);
 struct sensor_bpf *sensor_bpf_free(struct sensor_bpf *b);
 int sensor_bpf_fd(const struct sensor_bpf *b);
 int sensor_bpf_receive(struct sensor_bpf *b, unsigned max, sensor_event_func_t fn,

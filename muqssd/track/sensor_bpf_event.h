@@ -13,6 +13,7 @@ enum sensor_bpf_what {
 	SENSOR_BPF_EXIT,
 	SENSOR_BPF_COMM,	/* prctl(PR_SET_NAME), a write to comm; not an exec's */
 	SENSOR_BPF_CREDS,	/* uid, euid or gid changed (seen at its next switch) */
+	SENSOR_BPF_WAKE,	/* woken after sleeping at least wake_after_ns */
 };
 
 #define SENSOR_BPF_FILENAME_MAX 128

@@ -107,7 +107,7 @@ int tracker_start(struct tracker *t)
 	int r;
 
 	r = sensor_open(t->config->force_poll ? SENSOR_POLL : t->config->sensor,
-			&t->scope, t->config->poll_interval_ms, &t->sensor);
+			&t->scope, t->config->poll_interval_ms, TRACKER_IDLE_AFTER_NS, &t->sensor);
 	if (r < 0)
 		return log_error_errno(r, "cannot open a sensor: %m");
 	t->polling = !t->sensor;

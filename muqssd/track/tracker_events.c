@@ -237,11 +237,28 @@ static void on_ptrace(struct tracker *t, const struct ptrace_proc_event *p)
 		task->tracer = p->tracer_tgid;
 }
 
+/* A sleeper woke: the sensor tells, so the tick reads no sleeper. One
+ * the tick still counts active ignores it; the next read decides. */
+static void on_wake(struct tracker *t, const struct proc_event *ev)
+{
+	struct tracked_task *task = tidmap_get(&t->tasks, ev->event_data.exit.process_pid);
+
+	if (task && task->tgid == ev->event_data.exit.process_tgid && !task->active) {
+		task->active_ns = ev->timestamp_ns;
+		tracker_set_active(t, task, true);
+	}
+}
+
 static void on_event(const struct proc_event *ev, void *userdata)
 {
 	struct tracker *t = userdata;
 
 	t->events++;
+	/* Not the kernel's enum: the bpf sensor's own. */
+	if ((unsigned)ev->what == (unsigned)SENSOR_EVENT_WAKE) {
+		on_wake(t, ev);
+		return;
+	}
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
 		on_fork(t, &ev->event_data.fork, ev->timestamp_ns);

@@ -170,6 +170,9 @@ void tracker_close_fds(struct tracker *t, struct tracked_task *task);
 void tracker_read_policy(struct tracked_task *task);
 /* Moves task between the active and idle lists. */
 void tracker_set_active(struct tracker *t, struct tracked_task *task, bool active);
+/* Makes active every sleeper that waits for the sensor's wake event
+ * rather than the sweep: after lost events, one may have been its. */
+void tracker_wake_sleepers(struct tracker *t);
 
 /* tracker_scan.c */
 /* Reconciles with /proc. With verify, every known task's stat is reread

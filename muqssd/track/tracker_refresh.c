@@ -189,6 +189,22 @@ static int refresh_by_path(struct tracker *t, struct tracked_task *task, uint64_
 	return 0;
 }
 
+/* With the bpf sensor: the kernel's counters by one lookup, no /proc.
+ * -errno leaves it to the /proc path: no counters yet (not switched
+ * since its seed), past the pidfd budget, or gone (the path tells). */
+static int read_counters(struct tracker *t, struct tracked_task *task, uint64_t now)
+{
+	int r = tracker_refresh_counters(t, task, now);
+
+	if (r < 0)
+		return r;
+	if (!task->stat_ns || now - task->stat_ns >= TRACKER_STAT_MAX_AGE_NS) {
+		tracker_read_policy(task);
+		task->stat_ns = now;
+	}
+	return 0;
+}
+
 /* One tick's read of an active task. With force, stat is read too. */
 static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t now, bool force)
 {
@@ -196,6 +212,8 @@ static int refresh_task(struct tracker *t, struct tracked_task *task, uint64_t n
 	struct procfs_status st;
 	int r;
 
+	if (read_counters(t, task, now) == 0)
+		return 0;
 	r = open_fds(t, task);
 	if (r == -ESRCH) {
 		tracker_remove(t, task);
@@ -231,6 +249,8 @@ int tracker_refresh(struct tracker *t, struct tracked_task *task)
 {
 	uint64_t now = now_nsec(CLOCK_MONOTONIC);
 
+	if (read_counters(t, task, now) == 0)
+		return 0;
 	if (task->schedstat_fd >= 0)
 		return refresh_task(t, task, now, true);
 	return refresh_by_path(t, task, now);
@@ -252,6 +272,17 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 	}
 }
 
+void tracker_wake_sleepers(struct tracker *t)
+{
+	struct tracked_task *task, *next;
+
+	for (task = TAILQ_FIRST(&t->idle); task; task = next) {
+		next = TAILQ_NEXT(task, list_link);
+		if (task->pidfd >= 0)
+			tracker_set_active(t, task, true);
+	}
+}
+
 /* One read (schedstat, by path: sleepers keep no fds) for a sleeper: only
  * CPU time that grew makes it worth the full refresh. Before that, its
  * process's CPU clock: while no thread of the process has run since this
@@ -264,6 +295,9 @@ static int probe_idle(struct tracker *t, struct tracked_task *task, uint64_t now
 	uint64_t group;
 	int r;
 
+	/* The bpf sensor tells when it wakes (SENSOR_EVENT_WAKE). */
+	if (task->pidfd >= 0)
+		return 0;
 	/* Read before schedstat: whatever runs after this read moves the
 	 * clock again by the next probe. A reused tgid reads another
 	 * clock, which differs, so the full read below catches it. */

@@ -212,6 +212,7 @@ static int on_recovery(sd_event_source *s, uint64_t usec, void *userdata)
 	log_info("the %s sensor dropped events, reconciled with /proc (%llu recoveries)",
 		 tracker_sensor(t), (unsigned long long)t->lost_recoveries);
 	(void)tracker_scan(t, true);
+	tracker_wake_sleepers(t);
 	if (t->recovered)
 		t->recovered(t, t->recovered_userdata);
 	return 0;
