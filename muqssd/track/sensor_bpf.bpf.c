@@ -301,16 +301,27 @@ int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev, struct task_s
 	return 0;
 }
 
-static __always_inline void woken(struct task_struct *p)
+/* A sleeper the daemon reads no more waits for this: a wakeup after a
+ * long sleep, or the first one seen of a task seeded asleep. Not a new
+ * task's first: it never slept, and its fork was told. */
+static __always_inline bool tell_wake(const struct sensor_bpf_task *v, __u64 now, bool new)
 {
-	struct sensor_bpf_task *v = bpf_task_storage_get(&muqss_scope, p, 0, 0);
+	if (!wake_after_ns || new)
+		return false;
+	if (!v->out_ns)
+		return !v->run_ns;
+	return now - v->out_ns >= wake_after_ns;
+}
+
+static __always_inline void woken(struct task_struct *p, bool new)
+{
+	struct sensor_bpf_task *v = task_of(p);
 	__u64 now;
 
 	if (!v)
 		return;
 	now = bpf_ktime_get_ns();
-	/* Not a new task's first wakeup: it never slept. */
-	if (wake_after_ns && v->out_ns && now - v->out_ns >= wake_after_ns) {
+	if (tell_wake(v, now, new)) {
 		struct sensor_bpf_event *e = reserve(SENSOR_BPF_WAKE, p);
 
 		if (e)
@@ -325,13 +336,13 @@ static __always_inline void woken(struct task_struct *p)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(muqss_wakeup, struct task_struct *p)
 {
-	woken(p);
+	woken(p, false);
 	return 0;
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(muqss_wakeup_new, struct task_struct *p)
 {
-	woken(p);
+	woken(p, true);
 	return 0;
 }

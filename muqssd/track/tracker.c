@@ -111,6 +111,7 @@ int tracker_start(struct tracker *t)
 	if (r < 0)
 		return log_error_errno(r, "cannot open a sensor: %m");
 	t->polling = !t->sensor;
+	tracker_reserve_pidfds(t);
 	/* The sensor is open before the scan, so nothing that starts
 	 * during the scan is missed; events about scanned tasks are
 	 * idempotent. */

@@ -2,19 +2,22 @@
  * one bpf() lookup through the task's pidfd, where the /proc path
  * (tracker_refresh.c) preads schedstat and often status.
  *
- * Each task read this way keeps a pidfd of its thread open (it is the
- * key of task storage), up to a budget taken from RLIMIT_NOFILE; a task
- * past it, or any task under the connector or polling, gets -EOPNOTSUPP
- * or -EMFILE and is read from /proc as before. */
+ * Each active task read this way keeps a pidfd of its thread open (it
+ * is the key of task storage) until it goes idle, up to a budget taken
+ * from RLIMIT_NOFILE; a task past it, or any task under the connector
+ * or polling, gets -EOPNOTSUPP or -EMFILE and is read from /proc. */
 #include "tracker_private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "log.h"
+
 /* fds left for everything else: sockets, /proc fds, the readers'. */
 #define PIDFD_RESERVE 1024
-#define PIDFD_MAX 65536
+#define PIDFD_MAX 8192
 
 static size_t pidfd_budget(void)
 {
@@ -25,6 +28,26 @@ static size_t pidfd_budget(void)
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > PIDFD_MAX + PIDFD_RESERVE)
 		return PIDFD_MAX;
 	return rl.rlim_cur > PIDFD_RESERVE ? (size_t)(rl.rlim_cur - PIDFD_RESERVE) : 0;
+}
+
+void tracker_reserve_pidfds(struct tracker *t)
+{
+	int fd, high;
+
+	if (!sensor_has_counters(t->sensor))
+		return;
+	t->max_pidfds = pidfd_budget();
+	/* Growing the fd table of a threaded process waits for an RCU grace
+	 * period, each time it doubles: once here, not on a tick. */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, (int)(t->max_pidfds + PIDFD_RESERVE - 1));
+	if (high < 0)
+		log_debug("cannot grow the fd table for %zu pidfds: %m", t->max_pidfds);
+	else
+		close(high);
+	close(fd);
 }
 
 void tracker_close_pidfd(struct tracker *t, struct tracked_task *task)

@@ -173,6 +173,8 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 /* Makes active every sleeper that waits for the sensor's wake event
  * rather than the sweep: after lost events, one may have been its. */
 void tracker_wake_sleepers(struct tracker *t);
+/* Sizes the pidfd budget and the fd table for it, once, at start. */
+void tracker_reserve_pidfds(struct tracker *t);
 
 /* tracker_scan.c */
 /* Reconciles with /proc. With verify, every known task's stat is reread

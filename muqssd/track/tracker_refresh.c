@@ -267,6 +267,7 @@ void tracker_set_active(struct tracker *t, struct tracked_task *task, bool activ
 		t->nactive++;
 	} else {
 		tracker_close_fds(t, task);
+		tracker_close_pidfd(t, task);
 		TAILQ_INSERT_TAIL(&t->idle, task, list_link);
 		t->nactive--;
 	}
@@ -276,10 +277,11 @@ void tracker_wake_sleepers(struct tracker *t)
 {
 	struct tracked_task *task, *next;
 
+	if (!sensor_has_counters(t->sensor))
+		return;
 	for (task = TAILQ_FIRST(&t->idle); task; task = next) {
 		next = TAILQ_NEXT(task, list_link);
-		if (task->pidfd >= 0)
-			tracker_set_active(t, task, true);
+		tracker_set_active(t, task, true);
 	}
 }
 
@@ -296,7 +298,7 @@ static int probe_idle(struct tracker *t, struct tracked_task *task, uint64_t now
 	int r;
 
 	/* The bpf sensor tells when it wakes (SENSOR_EVENT_WAKE). */
-	if (task->pidfd >= 0)
+	if (sensor_has_counters(t->sensor))
 		return 0;
 	/* Read before schedstat: whatever runs after this read moves the
 	 * clock again by the next probe. A reused tgid reads another
