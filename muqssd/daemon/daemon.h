@@ -119,6 +119,7 @@ void daemon_auth_view(struct daemon *d, struct auth_view *ret);
 struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_task_woke(struct daemon *d, struct tracked_task *tt);
 void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
 			     uint64_t fork_ns);
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);

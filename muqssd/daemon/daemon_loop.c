@@ -73,6 +73,11 @@ static void src_set_class(void *ctx, struct tracked_task *tt, enum sched_class c
 		log_debug_errno(r, "tid %d: cannot tell the sensor its class, ignoring: %m", tt->tid);
 }
 
+static bool src_tells_wakes(void *ctx)
+{
+	return tracker_tells_wakes(ctx);
+}
+
 static const struct loop_source_ops source_ops = {
 	.refresh = src_refresh,
 	.foreach_active = src_foreach_active,
@@ -83,6 +88,7 @@ static const struct loop_source_ops source_ops = {
 	.count_active = src_count_active,
 	.exe = src_exe,
 	.set_class = src_set_class,
+	.tells_wakes = src_tells_wakes,
 };
 
 /* The lever set: the enforcer. */
@@ -231,6 +237,12 @@ void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt)
 	if (d->loop)
 		pull_tick(d, loop_task_new(d->loop, tt, rule_for(d, tt, false, &buf),
 					   tracker_event_ns(d->tracker), now_nsec(CLOCK_MONOTONIC)));
+}
+
+void daemon_loop_task_woke(struct daemon *d, struct tracked_task *tt)
+{
+	if (d->loop)
+		pull_tick(d, loop_task_woke(d->loop, tt));
 }
 
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)

@@ -33,6 +33,11 @@ static void on_task_exec(struct tracked_task *task, void *userdata)
 	daemon_loop_task_exec(userdata, task);
 }
 
+static void on_task_woke(struct tracked_task *task, void *userdata)
+{
+	daemon_loop_task_woke(userdata, task);
+}
+
 static void on_task_exit(struct tracked_task *task, void *userdata)
 {
 	log_debug("exit tid=%d comm=%s", (int)task->tid, task->comm);
@@ -46,6 +51,7 @@ int daemon_track_start(struct daemon *d)
 		.task_forked = on_task_forked,
 		.task_exec = on_task_exec,
 		.task_exit = on_task_exit,
+		.task_woke = on_task_woke,
 		.recovered = on_recovered,
 	};
 	int r;

@@ -63,6 +63,8 @@ static uint64_t next_tick_ns(struct loop *l, uint64_t now, bool core_busy, bool 
 		tick = TICK_SWARM_NS;
 	else if (hogs || l->src.ops->count_active(l->src.ctx))
 		tick = calm_tick_ns(l, now);
+	else if (l->src.ops->tells_wakes && l->src.ops->tells_wakes(l->src.ctx))
+		tick = TICK_QUIET_NS;
 	else
 		tick = TICK_IDLE_NS;
 	/* What new hogs change is acted on only from the next tick, which
@@ -76,7 +78,7 @@ uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		      uint64_t queued_slice_ns)
 {
 	l->tick_ns = next_tick_ns(l, now, core_busy, hogs, queued_slice_ns);
-	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS)
+	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS || l->tick_ns == TICK_QUIET_NS)
 		l->pull_ns = TICK_ACTIVE_NS;
 	else
 		l->pull_ns = l->pull_ns * 2 < TICK_BUSY_MAX_NS ? l->pull_ns * 2 : TICK_BUSY_MAX_NS;

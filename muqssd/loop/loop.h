@@ -57,6 +57,9 @@ struct loop_source_ops {
 	/* Optional: tt's class changed, or it came in with one other than
 	 * normal (a sensor files its wake latency by class). */
 	void (*set_class)(void *ctx, struct tracked_task *tt, enum sched_class class);
+	/* Optional: whether a sleeper that wakes is told (loop_task_woke()),
+	 * so a tick with nothing active may be TICK_QUIET_NS away. */
+	bool (*tells_wakes)(void *ctx);
 };
 
 struct loop_source {
@@ -148,6 +151,9 @@ struct loop_rule {
  * work while the tick is calm, a little later each time (see pull_ns). */
 uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 		       uint64_t event_ns, uint64_t now);
+/* A sleeper woke and is active again: when the next tick should come, as
+ * loop_task_new(). */
+uint64_t loop_task_woke(struct loop *l, struct tracked_task *tt);
 uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 			uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);

@@ -227,6 +227,11 @@ uint64_t loop_task_new(struct loop *l, struct tracked_task *tt, const struct loo
 	return cadence_pull(l, tt->sched_data);
 }
 
+uint64_t loop_task_woke(struct loop *l, struct tracked_task *tt)
+{
+	return cadence_pull(l, tt->sched_data);
+}
+
 /* A task that exec'd is running: it gets its run queue and class now,
  * not at the next tick. The debug line times it against the kernel's
  * exec event (bench/README, "What watching costs"). */

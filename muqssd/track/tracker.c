@@ -449,6 +449,11 @@ const char *tracker_sensor(const struct tracker *t)
 	return sensor_kind_name(sensor_kind_of(t->polling ? NULL : t->sensor));
 }
 
+bool tracker_tells_wakes(const struct tracker *t)
+{
+	return !t->polling && sensor_has_counters(t->sensor);
+}
+
 uint64_t tracker_sensor_lost(const struct tracker *t)
 {
 	return sensor_lost(t->sensor);

@@ -102,6 +102,9 @@ struct tracker_callbacks {
 	tracker_task_func_t task_exec;	/* comm or exe changed (exec, prctl, write to comm) */
 	tracker_task_func_t task_exit;	/* gone; freed when this returns */
 	tracker_task_func_t task_uid;	/* uid or euid changed */
+	/* A task on the idle list woke (tracker_tells_wakes()): it is on
+	 * the active list again, read from the next tick. */
+	tracker_task_func_t task_woke;
 	/* The kernel dropped events and a rescan reconciled the table. */
 	void (*recovered)(struct tracker *t, void *userdata);
 };
@@ -267,6 +270,9 @@ uint64_t tracker_deferred_stat_reads(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* The sensor in use: "bpf", "connector" or "poll". */
 const char *tracker_sensor(const struct tracker *t);
+/* Whether the sensor tells when a sleeper wakes (task_woke), so that no
+ * tick needs to probe the idle list: the bpf sensor. */
+bool tracker_tells_wakes(const struct tracker *t);
 /* Events the sensor lost (bpf: a full ring buffer), each healed by a
  * rescan (tracker_lost_recoveries()); 0 for the others. */
 uint64_t tracker_sensor_lost(const struct tracker *t);

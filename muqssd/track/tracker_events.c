@@ -246,6 +246,8 @@ static void on_wake(struct tracker *t, const struct proc_event *ev)
 	if (task && task->tgid == ev->event_data.exit.process_tgid && !task->active) {
 		task->active_ns = ev->timestamp_ns;
 		tracker_set_active(t, task, true);
+		if (t->cb.task_woke)
+			t->cb.task_woke(task, t->userdata);
 	}
 }
 
