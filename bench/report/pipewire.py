@@ -104,7 +104,7 @@ def tone(path, seconds):
             w.writeframes(second)
 
 
-def wait_for(what, cond, timeout=20.0):
+def wait_for(what, cond, timeout=30.0):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         v = cond()
