@@ -11,8 +11,10 @@
 #define RTKIT_OBJECT_PATH "/org/freedesktop/RealtimeKit1"
 
 /* What rtkit-daemon advertises by default; PipeWire clamps its requests to
- * them. RTTimeUSecMax is only advertised: ISO is capped by iso_cpu, so no
- * RLIMIT_RTTIME is asked of the client. */
+ * them. muqssd does not check RLIMIT_RTTIME (ISO is capped by iso_cpu),
+ * but clients set it from RTTimeUSecMax themselves (PipeWire's module-rt
+ * does): a thread that spins 200 ms at SCHED_FIFO, ours included, is
+ * killed by the kernel, as under rtkit-daemon (bench/README, PipeWire). */
 #define RTKIT_MAX_REALTIME_PRIORITY 20
 #define RTKIT_MIN_NICE_LEVEL (-15)
 #define RTKIT_RTTIME_USEC_MAX 200000
