@@ -165,7 +165,15 @@ class Scope:
         """Starts argv as a child of the scope root; returns its pid."""
         self.root.stdin.write(json.dumps(list(argv)) + "\n")
         self.root.stdin.flush()
-        return int(self.root.stdout.readline())
+        # The children share the root's stdout: a line of theirs (hackbench
+        # prints one at start) may come before the pid.
+        while True:
+            line = self.root.stdout.readline()
+            if not line:
+                raise RuntimeError("the scope root is gone")
+            if line.strip().isdigit():
+                return int(line)
+            log("child said:", line.rstrip())
 
     def reuse(self, pid, seconds):
         self.root.stdin.write(json.dumps(["@reuse", str(pid), str(seconds)]) + "\n")
