@@ -1,6 +1,7 @@
-/* The bpf sensor's userspace half (see sensor_bpf.h): the programs of
- * sensor_bpf.bpf.c through their generated skeleton, and their ring
- * buffer turned into the proc connector's events. */
+/* The bpf sensor's userspace half (see sensor_bpf.h): the maps of
+ * sensor_bpf.bpf.c, as a loader child hands them over
+ * (sensor_bpf_load.h), and their ring buffer turned into the proc
+ * connector's events. */
 #include "sensor_bpf.h"
 
 #include <errno.h>
@@ -9,27 +10,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
-#include "sensor_bpf.skel.h"
 #include "sensor_bpf_event.h"
+#include "sensor_bpf_load.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
 
-#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
-#define OWN_PIDNS "/proc/self/ns/pid"
 /* A callback's return that ends a batch; the record it saw is consumed. */
 #define BATCH_FULL (-E2BIG)
 
+/* No skeleton: the loader child had it (sensor_bpf_load.h); the maps
+ * and links live here by their fds. */
 struct sensor_bpf {
-	struct sensor_bpf_skel *skel;
+	struct sensor_bpf_fds fds;
+	void *bss;
+	size_t bss_size;
 	struct ring_buffer *rb;
 	uint64_t lost_seen;
 	/* While sensor_bpf_receive() runs. */
@@ -71,58 +74,46 @@ int sensor_bpf_pidfd(pid_t tid)
 
 static int fail(int r, char *why, size_t size, const char *what)
 {
-	if (r == -EPERM || r == -EACCES)
-		snprintf(why, size, "%s: %s; it needs CAP_BPF and CAP_PERFMON, and no kernel "
-			 "lockdown", what, strerror(-r));
-	else
-		snprintf(why, size, "%s: %s", what, strerror(-r));
+	snprintf(why, size, "%s: %s", what, strerror(-r));
 	return r;
+}
+
+/* The .bss map's page, read-only: the `lost` counter without a syscall. */
+static int map_bss(struct sensor_bpf *b)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	if (b->fds.lost_offset + sizeof(uint64_t) > b->fds.bss_size)
+		return -EBADMSG;
+	b->bss_size = (b->fds.bss_size + page - 1) / page * page;
+	b->bss = mmap(NULL, b->bss_size, PROT_READ, MAP_SHARED, b->fds.map[SENSOR_BPF_FD_BSS], 0);
+	if (b->bss == MAP_FAILED) {
+		b->bss = NULL;
+		return -errno;
+	}
+	return 0;
 }
 
 int sensor_bpf_open(bool scope_all, uint64_t wake_after_ns, struct sensor_bpf **ret, char *why,
 		    size_t why_size)
 {
 	struct sensor_bpf *b;
-	struct stat pidns;
-	int r, fd;
+	int r;
 
+	/* Before the fork: the loader child logs through it too. */
 	libbpf_set_print(on_libbpf_print);
-	if (access(KERNEL_BTF, R_OK) < 0)
-		return fail(-errno, why, why_size, "no kernel BTF at " KERNEL_BTF);
-	/* The programs name tasks by this namespace's pids, as we do. */
-	if (stat(OWN_PIDNS, &pidns) < 0)
-		return fail(-errno, why, why_size, "cannot tell our PID namespace (" OWN_PIDNS ")");
-	if (!scope_all) {
-		/* Threads are seeded by a pidfd of their own. */
-		fd = pidfd_open_thread(getpid());
-		if (fd < 0)
-			return fail(-errno, why, why_size, "no pidfd for threads (PIDFD_THREAD, "
-				    "Linux 6.9)");
-		close(fd);
-	}
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return fail(-ENOMEM, why, why_size, "cannot allocate");
-	b->skel = sensor_bpf_skel__open();
-	if (!b->skel) {
-		r = fail(-errno, why, why_size, "cannot open the programs");
+	r = sensor_bpf_load(scope_all, wake_after_ns, &b->fds, why, why_size);
+	if (r < 0)
 		goto out;
-	}
-	b->skel->rodata->scope_all = scope_all;
-	b->skel->rodata->pidns_inum = (uint32_t)pidns.st_ino;
-	b->skel->rodata->wake_after_ns = wake_after_ns;
-	r = sensor_bpf_skel__load(b->skel);
+	r = map_bss(b);
 	if (r < 0) {
-		r = fail(r, why, why_size, "the kernel refused the programs (the verifier's "
-			 "log shows at --log-level debug)");
+		fail(r, why, why_size, "cannot map the programs' counters");
 		goto out;
 	}
-	r = sensor_bpf_skel__attach(b->skel);
-	if (r < 0) {
-		r = fail(r, why, why_size, "cannot attach the programs");
-		goto out;
-	}
-	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.muqss_events), on_record, b, NULL);
+	b->rb = ring_buffer__new(b->fds.map[SENSOR_BPF_FD_EVENTS], on_record, b, NULL);
 	if (!b->rb) {
 		r = fail(-errno, why, why_size, "cannot map the ring buffer");
 		goto out;
@@ -139,7 +130,9 @@ struct sensor_bpf *sensor_bpf_free(struct sensor_bpf *b)
 	if (!b)
 		return NULL;
 	ring_buffer__free(b->rb);
-	sensor_bpf_skel__destroy(b->skel);
+	if (b->bss)
+		munmap(b->bss, b->bss_size);
+	sensor_bpf_fds_close(&b->fds);
 	free(b);
 	return NULL;
 }
@@ -253,7 +246,7 @@ int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_
 	fd = pidfd_open_thread(tid);
 	if (fd < 0)
 		return -errno;
-	r = bpf_map_update_elem(bpf_map__fd(b->skel->maps.muqss_scope), &fd, &v, BPF_ANY);
+	r = bpf_map_update_elem(b->fds.map[SENSOR_BPF_FD_SCOPE], &fd, &v, BPF_ANY);
 	r = r < 0 ? -errno : 0;
 	close(fd);
 	return r;
@@ -261,7 +254,9 @@ int sensor_bpf_seed(struct sensor_bpf *b, pid_t tid, uid_t uid, uid_t euid, gid_
 
 uint64_t sensor_bpf_lost(const struct sensor_bpf *b)
 {
-	return __atomic_load_n(&b->skel->bss->lost, __ATOMIC_RELAXED);
+	const uint64_t *lost = (const uint64_t *)((const char *)b->bss + b->fds.lost_offset);
+
+	return __atomic_load_n(lost, __ATOMIC_RELAXED);
 }
 
 /* __state bits (include/linux/sched.h), as /proc names them. */
@@ -287,7 +282,7 @@ int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
 {
 	struct sensor_bpf_task v;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_scope), &pidfd, &v) < 0)
+	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_SCOPE], &pidfd, &v) < 0)
 		return -errno;
 	/* Seeded but not yet switched: nothing counted. */
 	if (!v.run_ns && !v.out_ns)
@@ -317,7 +312,7 @@ _Static_assert(SENSOR_WAKE_CLASSES == SENSOR_BPF_CLASSES, "one class count");
 
 int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create)
 {
-	int map = bpf_map__fd(b->skel->maps.muqss_scope);
+	int map = b->fds.map[SENSOR_BPF_FD_SCOPE];
 	struct sensor_bpf_task v;
 
 	if (cls >= SENSOR_BPF_CLASSES)
@@ -343,7 +338,7 @@ int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd, uint64_t ret[SENS
 {
 	struct sensor_bpf_task v;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_scope), &pidfd, &v) < 0)
+	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_SCOPE], &pidfd, &v) < 0)
 		return -errno;
 	for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
 		ret[i] = v.wake_hist[i];
@@ -362,7 +357,7 @@ int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
 	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.muqss_wake_class), &key, per_cpu) < 0) {
+	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_WAKE_CLASS], &key, per_cpu) < 0) {
 		int r = -errno;
 
 		free(per_cpu);
