@@ -77,12 +77,14 @@ def status_latency(path):
     return dt
 
 
-def rss_kib(pid):
+def rss_kib(pid, field="VmRSS"):
+    """pid's resident memory in KiB; field="VmHWM" for its peak."""
+    key = field.encode() + b":"
     with open(f"/proc/{pid}/status", "rb") as f:
         for line in f:
-            if line.startswith(b"VmRSS:"):
+            if line.startswith(key):
                 return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for {pid}")
+    raise RuntimeError(f"no {field} for {pid}")
 
 
 def cpu_ticks(pid):
