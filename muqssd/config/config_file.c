@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <ini.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +161,33 @@ static int load_dropins(struct config *c, const char *path)
 	return r;
 }
 
+/* Rules come with the config they sit beside: the shipped muqssd.conf and
+ * muqssd.rules.d, installed or in a clone. Unless a file names rules_dir,
+ * it is muqssd.rules.d in the config file's directory, which for the
+ * installed config is the default itself. */
+static int rules_beside(struct config *c, const char *path)
+{
+	char *copy, *dir, *rules;
+
+	if (!c->rules_dir || strcmp(c->rules_dir, CONFIG_DEFAULT_RULES_DIR) != 0)
+		return 0;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	dir = realpath(dirname(copy), NULL);
+	free(copy);
+	if (!dir)
+		return 0;
+	if (asprintf(&rules, "%s/muqssd.rules.d", dir) < 0) {
+		free(dir);
+		return -ENOMEM;
+	}
+	free(dir);
+	free(c->rules_dir);
+	c->rules_dir = rules;
+	return 0;
+}
+
 int config_load(struct config *c, const char *path, bool missing_ok)
 {
 	struct config next;
@@ -179,6 +207,8 @@ int config_load(struct config *c, const char *path, bool missing_ok)
 	k = load_dropins(&next, path);
 	if (k < 0 && (!r || k == -ENOMEM))
 		r = k;
+	if (r == 0)
+		r = rules_beside(&next, path);
 	if (r == 0)
 		r = config_validate(&next, path);
 	if (r < 0) {
