@@ -88,6 +88,7 @@ def main():
                 return p
         return None
 
+    d = None
     try:
         d = Daemon(scope.root.pid, tmp)
         blog = open(os.path.join(tmp, "bridge.log"), "w")
@@ -137,6 +138,9 @@ def main():
         if bridge:
             stuck = stop_bridge(bridge)
             expect("the bridge exits on SIGTERM", stuck is None, stuck)
+        # Stopped before the scope goes: it restores what it changed.
+        if d:
+            d.kill(15)
         scope.close()
     if expect.failed:
         with open(os.path.join(tmp, "bridge.log"), errors="replace") as f:

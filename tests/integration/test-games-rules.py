@@ -89,6 +89,7 @@ def main():
             gated(f'env HOG_UNTIL={until} {wine} "Z:\\games\\Other.exe"')]
     failed = []
     scope = Scope(cmds, limit=60)
+    d = None
     try:
         d = Daemon(scope.root.pid, tmp, config=conf)
         open(go, "w").close()
@@ -147,6 +148,9 @@ def main():
             if not ok:
                 failed.append(f"explain {pid}: {out.strip()}")
     finally:
+        # Stopped before the scope goes: it restores what it changed.
+        if d:
+            d.kill(15)
         scope.close()
         shutil.rmtree(tmp, True)
     return report(failed)

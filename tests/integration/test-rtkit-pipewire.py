@@ -61,6 +61,7 @@ def main():
         if not cond:
             failed.append(f"{what}: {detail}")
 
+    d = None
     try:
         d = Daemon(scope.root.pid, tmp, config=conf)
         log = os.path.join(tmp, "muqssd.log")
@@ -89,6 +90,9 @@ def main():
         expect("no thread runs a real-time policy of its own",
                all(t["class"] != "rt" for t in tasks), tasks)
     finally:
+        # Stopped before the scope goes: it restores what it changed.
+        if d:
+            d.kill(15)
         scope.close()
     print(f"{0 if failed else 1} passed, {len(failed)} failed")
     for f in failed:
