@@ -67,8 +67,7 @@ static int task_pidfd(struct tracker *t, struct tracked_task *task)
 	if (!sensor_has_counters(t->sensor))
 		return -EOPNOTSUPP;
 	if (task->pidfd < 0) {
-		if (!t->max_pidfds)
-			t->max_pidfds = pidfd_budget();
+		/* max_pidfds: tracker_reserve_pidfds(), at start. */
 		if (t->npidfds >= t->max_pidfds)
 			return -EMFILE;
 		r = sensor_task_pidfd(task->tid);

@@ -277,7 +277,7 @@ void tracker_wake_sleepers(struct tracker *t)
 {
 	struct tracked_task *task, *next;
 
-	if (!sensor_has_counters(t->sensor))
+	if (!tracker_tells_wakes(t))
 		return;
 	for (task = TAILQ_FIRST(&t->idle); task; task = next) {
 		next = TAILQ_NEXT(task, list_link);
@@ -297,9 +297,6 @@ static int probe_idle(struct tracker *t, struct tracked_task *task, uint64_t now
 	uint64_t group;
 	int r;
 
-	/* The bpf sensor tells when it wakes (SENSOR_EVENT_WAKE). */
-	if (sensor_has_counters(t->sensor))
-		return 0;
 	/* Read before schedstat: whatever runs after this read moves the
 	 * clock again by the next probe. A reused tgid reads another
 	 * clock, which differs, so the full read below catches it. */
@@ -396,7 +393,9 @@ unsigned tracker_refresh_active(struct tracker *t, uint64_t now_ns, uint64_t unt
 	last = TAILQ_LAST(&t->idle, task_list);
 	n = read_active(t, now_ns, until_ns, true, cold_ns, slow_ns);
 	n += read_active(t, now_ns, until_ns, false, cold_ns, slow_ns);
-	idle_budget = sweep_allowance(t, now_ns, idle_budget);
+	/* The bpf sensor tells when a sleeper wakes (SENSOR_EVENT_WAKE):
+	 * no sleeper needs a probe. */
+	idle_budget = tracker_tells_wakes(t) ? 0 : sweep_allowance(t, now_ns, idle_budget);
 	while (idle_budget-- > 0 && last && (task = TAILQ_FIRST(&t->idle)) &&
 	       now_nsec(CLOCK_MONOTONIC) < until_ns) {
 		bool end = task == last;
