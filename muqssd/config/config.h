@@ -35,7 +35,7 @@ struct config_tunables {
 
 /* How tasks' forks, execs and exits are learnt (muqssd/track/sensor.h). */
 enum sensor_kind {
-	SENSOR_AUTO = 0,   /* the connector: bpf is asked for by name for now */
+	SENSOR_AUTO = 0,   /* bpf where it loads, else connector */
 	SENSOR_BPF,	   /* programs in the kernel, a ring buffer */
 	SENSOR_CONNECTOR,  /* the proc connector */
 	SENSOR_POLL,	   /* /proc, every poll_interval_ms */

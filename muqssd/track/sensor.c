@@ -73,7 +73,7 @@ int sensor_open(enum sensor_kind want, const struct scope *scope, unsigned poll_
 	if (!s)
 		return -ENOMEM;
 	s->scope_all = scope->kind == SCOPE_ALL;
-	if (want == SENSOR_BPF && open_bpf(s, wake_after_ns) == 0)
+	if (want != SENSOR_CONNECTOR && open_bpf(s, wake_after_ns) == 0)
 		s->kind = SENSOR_BPF;
 	else if (open_connector(s, poll_ms) == 0)
 		s->kind = SENSOR_CONNECTOR;

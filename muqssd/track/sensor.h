@@ -25,7 +25,7 @@ struct sensor;
 
 typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
 
-/* Opens the sensor asked for (auto: the connector; see SENSOR_AUTO). One that cannot
+/* Opens the sensor asked for (auto: bpf, else connector). One that cannot
  * be used logs one notice that says why, and the next is tried: bpf, then
  * the connector, then polling (0 with *ret NULL; poll_ms is for the
  * notice). Never fails for want of a backend. With SCOPE_ALL every user
