@@ -21,6 +21,7 @@ import scenario
 from dbus_util import Bus
 from pipewire_figures import (CONFIG_TEXT, CONFIGS, QUANTUM, RATE, markdown,  # noqa: F401
                               parse_profile, short, summarize)
+import sched_util
 from sched_util import Scope, descendants, threads_of
 
 # rtkit 0.13's path and Debian's polkitd.
@@ -96,13 +97,10 @@ def tone(path, seconds):
 
 
 def wait_for(what, cond, timeout=30.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise RuntimeError(f"pipewire row: {what} did not happen in {timeout:g} s")
+    v = sched_util.wait_for(cond, timeout, 0.1)
+    if not v:
+        raise RuntimeError(f"pipewire row: {what} did not happen in {timeout:g} s")
+    return v
 
 
 def file_has(path, text):

@@ -22,7 +22,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
-                        skip_unless_root_on_two_cpus, wait_free_pids, wait_probe)
+                        skip_unless_root_on_two_cpus, wait_for, wait_free_pids, wait_probe)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -115,10 +115,8 @@ def main():
         pids = scope.pids()
         os.kill(d.pid, signal.SIGTERM)
         log = os.path.join(scope.tmp, "muqssd.log")
-        deadline = time.monotonic() + 30
-        while not logged(log, b"muqssd: stopped"):
-            assert time.monotonic() < deadline, "muqssd did not stop within 30 s"
-            time.sleep(0.1)
+        assert wait_for(lambda: logged(log, b"muqssd: stopped"), 30, 0.1), \
+            "muqssd did not stop within 30 s"
         assert_clean(pids, "once the daemon put everything back")
         # The crowd goes before the daemon's very end: an ASan build's
         # leak check runs in a CFS tracer, which the crowd would starve.

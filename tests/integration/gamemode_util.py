@@ -5,10 +5,9 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 from dbus_util import SETPRIV, Bus
-from sched_util import BUILD, threads_of
+from sched_util import BUILD, threads_of, wait_for  # noqa: F401 (the tests take it from here)
 
 BRIDGE = os.path.join(BUILD, "muqssctl", "gamemode", "muqss-gamemode")
 GM = ["com.feralinteractive.GameMode", "/com/feralinteractive/GameMode",
@@ -59,16 +58,6 @@ def all_in(d, pid, cls):
 # In ASan builds, LeakSanitizer says in the bridge's log what its exit-time
 # check did: the bridge once hung there, spinning, with its helper attached.
 BRIDGE_ENV = dict(os.environ, LSAN_OPTIONS="verbosity=1:log_threads=1")
-
-
-def wait_for(cond, secs=10):
-    end = time.monotonic() + secs
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    return cond()
 
 
 def bridge_pid(timeout_pid):

@@ -280,6 +280,17 @@ def assert_clean(pids, what, affinity=None):
         raise AssertionError(f"{what}: left changed: {bad}")
 
 
+def wait_for(cond, secs=10, step=0.05):
+    """cond()'s first true value within secs; at the deadline, its last."""
+    end = time.monotonic() + secs
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(step)
+    return cond()
+
+
 def wait_probe(path, deadline):
     """A probe's JSON result at path, once it is written whole; fails at
     deadline (time.monotonic())."""
