@@ -120,15 +120,14 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify, bool defer
  * table, the threads count as seen; a difference (a fork whose read is in
  * flight, a zombie leader) falls back to the listing. Lost events are
  * healed by a verifying scan, which always lists. */
-static bool threads_match(struct tracker *t, pid_t tgid)
+static bool threads_match(struct tracker *t, struct tracked_proc *proc)
 {
-	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
 	struct tracked_task *task;
 	char path[32];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
-	if (!proc || stat(path, &st) < 0 || st.st_nlink < 2 ||
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)proc->tgid);
+	if (stat(path, &st) < 0 || st.st_nlink < 2 ||
 	    (size_t)st.st_nlink - 2 != proc->nthreads)
 		return false;
 	TAILQ_FOREACH(task, &proc->threads, proc_link)
@@ -182,11 +181,13 @@ int tracker_scan(struct tracker *t, bool verify)
 	t->generation++;
 	while ((de = readdir(dir))) {
 		pid_t tgid = procfs_pid_from_name(de->d_name), ppid;
+		struct tracked_proc *proc;
 
 		if (tgid <= 1 || tgid == t->scope.kthreadd || tgid == t->scope.self)
 			continue;
-		if (tidmap_get(&t->procs, tgid)) {
-			if (verify || !threads_match(t, tgid))
+		proc = tidmap_get(&t->procs, tgid);
+		if (proc) {
+			if (verify || !threads_match(t, proc))
 				tracker_scan_threads(t, tgid, verify, true);
 			continue;
 		}
