@@ -120,6 +120,9 @@ struct tracked_task;
 void daemon_loop_task_new(struct daemon *d, struct tracked_task *tt);
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt);
 void daemon_loop_task_woke(struct daemon *d, struct tracked_task *tt);
+void daemon_loop_lock_wait(struct daemon *d, struct tracked_task *waiter,
+			   struct tracked_task *holder);
+void daemon_loop_events_lost(struct daemon *d);
 void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
 			     uint64_t fork_ns);
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);

@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "rules.h"
 #include "time_util.h"
+#include "sensor.h"
 #include "tracker.h"
 
 /* The task source: the tracker. */
@@ -64,6 +65,9 @@ static const char *src_exe(void *ctx, const struct tracked_task *tt)
 {
 	return tracker_task_exe(tt);
 }
+
+/* The sensor tells lock waits on the IDLEPRIO threads it was told of. */
+_Static_assert(SCHED_CLASS_IDLEPRIO == SENSOR_CLASS_IDLEPRIO, "one IDLEPRIO");
 
 static void src_set_class(void *ctx, struct tracked_task *tt, enum sched_class class)
 {
@@ -243,6 +247,19 @@ void daemon_loop_task_woke(struct daemon *d, struct tracked_task *tt)
 {
 	if (d->loop)
 		pull_tick(d, loop_task_woke(d->loop, tt));
+}
+
+void daemon_loop_lock_wait(struct daemon *d, struct tracked_task *waiter,
+			   struct tracked_task *holder)
+{
+	if (d->loop)
+		pull_tick(d, loop_lock_wait(d->loop, waiter, holder, now_nsec(CLOCK_MONOTONIC)));
+}
+
+void daemon_loop_events_lost(struct daemon *d)
+{
+	if (d->loop)
+		loop_locks_forget(d->loop);
 }
 
 void daemon_loop_task_exec(struct daemon *d, struct tracked_task *tt)

@@ -13,6 +13,8 @@ static void on_recovered(struct tracker *t, void *userdata)
 	struct daemon *d = userdata;
 
 	d->counters.lost_event_recoveries = tracker_lost_recoveries(t);
+	/* The end of a lock wait may be among what was lost. */
+	daemon_loop_events_lost(d);
 	daemon_notify_status(d);
 }
 
@@ -38,6 +40,12 @@ static void on_task_woke(struct tracked_task *task, void *userdata)
 	daemon_loop_task_woke(userdata, task);
 }
 
+static void on_lock_wait(struct tracked_task *waiter, struct tracked_task *holder,
+			 void *userdata)
+{
+	daemon_loop_lock_wait(userdata, waiter, holder);
+}
+
 static void on_task_exit(struct tracked_task *task, void *userdata)
 {
 	log_debug("exit tid=%d comm=%s", (int)task->tid, task->comm);
@@ -52,6 +60,7 @@ int daemon_track_start(struct daemon *d)
 		.task_exec = on_task_exec,
 		.task_exit = on_task_exit,
 		.task_woke = on_task_woke,
+		.lock_wait = on_lock_wait,
 		.recovered = on_recovered,
 	};
 	int r;

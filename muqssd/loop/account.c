@@ -65,10 +65,9 @@ static uint64_t take_reading(struct loop *l, struct managed_task *m, uint64_t no
 	if (tt->state == 'D' && m->st.class != SCHED_CLASS_IDLEPRIO)
 		l->any_d_state = true;
 	/* As MuQSS does: IDLEPRIO work that may hold what others wait for
-	 * (uninterruptible sleep) is keyed as nice 19 normal, and boosted
-	 * like it when picked, until it lets go. */
-	if (m->st.class == SCHED_CLASS_IDLEPRIO && (tt->state == 'D') != m->st.idle_promoted)
-		sched_set_idle_promoted(l->core, &m->st, tt->state == 'D');
+	 * (uninterruptible sleep, a lock) is keyed as nice 19 normal, and
+	 * boosted like it when picked, until it lets go. */
+	lock_holder_update(l, m);
 	if (tt->state != 'R' || tt->nvcsw != m->seen_nvcsw)
 		m->slept = true;
 	m->seen_nvcsw = tt->nvcsw;

@@ -25,7 +25,8 @@ static bool cpus_all_busy(struct loop *l, const struct managed_task *m)
 }
 
 /* Never left stopped past the bound, or while it or anyone may hold
- * something others wait for (D state). */
+ * something others wait for (D state, a lock: a stop is the whole
+ * process's, the holder may be any thread of it). */
 static void gate_one(struct loop *l, struct managed_task *m)
 {
 	struct tracked_task *tt = m->tt;
@@ -34,17 +35,20 @@ static void gate_one(struct loop *l, struct managed_task *m)
 	uint64_t grace = rr_slice_ns(l);
 
 	if (m->stopped) {
-		if (now - m->stopped_since_ns >= bound || l->any_d_state || !cpus_all_busy(l, m)) {
+		if (now - m->stopped_since_ns >= bound || l->any_d_state || l->lock_waits ||
+		    !cpus_all_busy(l, m)) {
 			log_debug("idleprio %d cont: %s", (int)m->target.tid,
 				  now - m->stopped_since_ns >= bound ? "bound"
 				  : l->any_d_state		     ? "D state"
+				  : l->lock_waits			     ? "a lock wait"
 								     : "a CPU is free");
 			managed_cont(l, m);
 			m->cont_until_ns = now + grace;
 		}
 		return;
 	}
-	if (now < m->cont_until_ns || tt->state == 'D' || l->any_d_state || !cpus_all_busy(l, m))
+	if (now < m->cont_until_ns || tt->state == 'D' || l->any_d_state || l->lock_waits ||
+	    !cpus_all_busy(l, m))
 		return;
 	l->counters.calls_signal++;
 	if (l->lv.ops->stop(l->lv.ctx, target_of(m)) == 0) {

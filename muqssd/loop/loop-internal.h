@@ -117,6 +117,7 @@ struct managed_task {
 	uint64_t met_ns;	/* its exec, or when we adopted it */
 	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
 	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
+	pid_t lock_holder;	/* the IDLEPRIO thread whose lock it waits on, or 0 */
 	/* Small fields last, packed: there is one of these per thread in
 	 * scope, 10,000 on a busy desktop. */
 	uint8_t boost_prio;	/* 0 when not boosted, else 1..99 */
@@ -127,6 +128,7 @@ struct managed_task {
 	 * CONTEND_NONE, CONTEND_FLOAT or the one CPU it may use. A task
 	 * never contends with itself. */
 	int16_t contend_cpu, contend_prev;
+	uint16_t lock_waiters;	/* IDLEPRIO: threads waiting on a lock it holds */
 	bool exempt;		/* never touched: RT by others, config exemption */
 	bool adopted;		/* st is initialised */
 	bool slice_set;
@@ -171,6 +173,7 @@ struct loop {
 	int *os_to_cpu;		/* OS CPU number -> logical CPU */
 	int nr_os_cpus;
 	bool any_d_state;	/* a managed task sat in D this tick */
+	unsigned lock_waits;	/* threads waiting on an IDLEPRIO thread's lock */
 	bool reboost;		/* the deadman dropped our boosts: pick again */
 	struct managed_task **armable; /* this tick: sleepers worth a wake boost */
 	size_t nr_armable, armable_cap;
@@ -219,6 +222,12 @@ void sleeper_arm(struct loop *l);
 
 /* idleprio_gate.c: stops or resumes each IDLEPRIO process; sets l->gated. */
 void idleprio_gate(struct loop *l);
+
+/* lock_holder.c: IDLEPRIO threads others wait on, promoted meanwhile. */
+/* Promotes or demotes IDLEPRIO m: D state, or a lock others wait on. */
+void lock_holder_update(struct loop *l, struct managed_task *m);
+/* waiter's lock wait ended (or it is leaving): its holder may demote. */
+void lock_waiter_done(struct loop *l, struct managed_task *waiter);
 
 /* cadence.c: when the next tick comes. */
 /* How many sleepers this tick's sweep reads. */

@@ -157,6 +157,13 @@ uint64_t loop_task_woke(struct loop *l, struct tracked_task *tt);
 uint64_t loop_task_exec(struct loop *l, struct tracked_task *tt, const struct loop_rule *rule,
 			uint64_t event_ns, uint64_t now);
 void loop_task_exit(struct loop *l, struct tracked_task *tt);
+/* waiter began to wait on a lock IDLEPRIO holder holds, or (holder NULL)
+ * its wait ended: the holder runs as nice 19 normal meanwhile. When the
+ * next tick should come, as loop_task_new(). */
+uint64_t loop_lock_wait(struct loop *l, struct tracked_task *waiter, struct tracked_task *holder,
+			uint64_t now);
+/* Events were lost: no lock wait is known any more. */
+void loop_locks_forget(struct loop *l);
 /* The rule for process tgid, found running when muqssd started (the loop
  * adopted its threads before any rule was known): every thread takes it. */
 void loop_process_matched(struct loop *l, pid_t tgid, const struct loop_rule *rule);

@@ -207,6 +207,7 @@ static void release(struct loop *l, struct managed_task *m, bool gone)
 {
 	int cpu = m->st.running ? m->st.cpu : -1;
 
+	lock_waiter_done(l, m);
 	if (m->adopted)
 		sched_task_done(l->core, &m->st);
 	if (cpu >= 0)

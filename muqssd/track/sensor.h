@@ -22,6 +22,12 @@ struct sensor;
  * (in event_data.exit's pid fields): a task in scope woke after sleeping
  * at least the wake_after_ns given to sensor_open(). */
 #define SENSOR_EVENT_WAKE 0x00010000u
+/* And two of lock holders (bpf only), in event_data.fork's fields: the
+ * waiter as parent_pid and parent_tgid. LOCK_WAIT: it began to wait on a
+ * futex that child_pid, an IDLEPRIO thread of its process, holds.
+ * LOCK_DONE: that wait ended. */
+#define SENSOR_EVENT_LOCK_WAIT 0x00020000u
+#define SENSOR_EVENT_LOCK_DONE 0x00030000u
 
 typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
 
@@ -83,6 +89,9 @@ int sensor_task_pidfd(pid_t tid);
  * fork; a class past the last counts as the last. */
 #define SENSOR_WAKE_BUCKETS 32
 #define SENSOR_WAKE_CLASSES 8
+/* The class whose threads' locks count (LOCK_WAIT): enum sched_class's
+ * IDLEPRIO. */
+#define SENSOR_CLASS_IDLEPRIO 3
 /* Tells the kernel the class of the task pidfd refers to: 0, -ENOENT
  * when it holds nothing for it, -EOPNOTSUPP without bpf. Two bpf()
  * calls; a switch of the task between them may lose a count of its own

@@ -262,6 +262,129 @@ static __always_inline void wake_in(struct sensor_bpf_task *w, __u64 now)
 		h->bucket[b]++;
 }
 
+/* Lock holders (issue 35). A thread that waits on a futex held by an
+ * IDLEPRIO thread of its process would wait until nothing else wants a
+ * CPU: the daemon promotes the holder for as long as the wait lasts.
+ * A futex wait is seen where it blocks, at its switch out: the syscall
+ * it is in and the futex's address are in its saved registers (fentry
+ * on futex_wait() would do, but some kernels refuse fentry). Who holds
+ * a futex is the lock word's business, not the kernel's; two layouts
+ * say it: a PI futex holds its owner's tid, and glibc's mutex keeps its
+ * owner's tid in the word two after its lock. A tid read there counts
+ * only if it names an IDLEPRIO thread in scope of the waiter's own
+ * process, so a word that means something else costs one lookup. */
+#define FUTEX_WAIT 0
+#define FUTEX_LOCK_PI 6
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 0x7f	/* without PRIVATE and CLOCK_REALTIME */
+#define FUTEX_TID_MASK 0x3fffffff
+#define GLIBC_MUTEX_OWNER_WORD 2
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#define SYSCALL_NR(r) BPF_CORE_READ(r, orig_ax)
+#define SYSCALL_ARG1(r) BPF_CORE_READ(r, di)
+#define SYSCALL_ARG2(r) BPF_CORE_READ(r, si)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_FUTEX 98
+#define SYSCALL_NR(r) BPF_CORE_READ(r, syscallno)
+#define SYSCALL_ARG1(r) BPF_CORE_READ(r, orig_x0)
+#define SYSCALL_ARG2(r) BPF_CORE_READ(r, regs[1])
+#endif
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+/* Set by the daemon: the kernel has what lock_out() needs. */
+const volatile bool lock_holders;
+
+/* The tid the futex prev blocks on names as its owner, or 0. */
+static __always_inline __u32 futex_owner(struct task_struct *prev)
+{
+#ifdef NR_FUTEX
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	__u32 *uaddr, word = 0;
+	long nr;
+	int cmd;
+
+	if (!regs)
+		return 0;
+	nr = (long)SYSCALL_NR(regs);
+	if (nr != NR_FUTEX)
+		return 0;
+	uaddr = (__u32 *)SYSCALL_ARG1(regs);
+	cmd = (int)SYSCALL_ARG2(regs) & FUTEX_CMD_MASK;
+	if (cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET) {
+		bpf_probe_read_user(&word, sizeof(word), uaddr + GLIBC_MUTEX_OWNER_WORD);
+		return word;
+	}
+	if (cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2) {
+		bpf_probe_read_user(&word, sizeof(word), uaddr);
+		return word & FUTEX_TID_MASK;
+	}
+#endif
+	return 0;
+}
+
+/* The daemon's tid of the IDLEPRIO thread of prev's process that owner
+ * names, or 0. */
+static __always_inline __u32 idle_holder(struct task_struct *prev, __u32 owner)
+{
+	struct task_struct *holder;
+	struct sensor_bpf_task *h;
+	__u32 tid = 0;
+
+	/* Tids as the waiter names them: only the initial namespace's
+	 * are the kernel's. */
+	if (!owner || owner == (__u32)prev->pid || BPF_CORE_READ(prev, thread_pid, level) != 0)
+		return 0;
+	holder = bpf_task_from_pid((s32)owner);
+	if (!holder)
+		return 0;
+	if (holder->tgid == prev->tgid) {
+		h = bpf_task_storage_get(&muqss_scope, holder, 0, 0);
+		if (h && h->cls == SENSOR_BPF_CLASS_IDLEPRIO)
+			tid = pidns_tid(holder);
+	}
+	bpf_task_release(holder);
+	return tid;
+}
+
+/* prev blocks: on a lock an IDLEPRIO thread holds? */
+static __always_inline void lock_out(struct sensor_bpf_task *v, struct task_struct *prev)
+{
+	struct sensor_bpf_event *e;
+	__u32 holder;
+
+	if (!lock_holders || !v->state || v->cls == SENSOR_BPF_CLASS_IDLEPRIO)
+		return;
+	holder = idle_holder(prev, futex_owner(prev));
+	if (!holder)
+		return;
+	e = reserve(SENSOR_BPF_LOCK_WAIT, prev);
+	if (!e)
+		return;
+	e->ptid = holder;
+	e->ptgid = e->tgid;
+	bpf_ringbuf_submit(e, 0);
+	v->lock_told = 1;
+}
+
+/* next runs: a wait told is over (if the lock is still held, it blocks
+ * and is told again). */
+static __always_inline void lock_in(struct sensor_bpf_task *w, struct task_struct *next)
+{
+	struct sensor_bpf_event *e;
+
+	if (!w->lock_told)
+		return;
+	w->lock_told = 0;
+	e = reserve(SENSOR_BPF_LOCK_DONE, next);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+}
+
 /* The hottest hook: one lookup for each of prev and next, and out at
  * once for a task outside the scope. */
 SEC("tp_btf/sched_switch")
@@ -282,12 +405,14 @@ int BPF_PROG(muqss_switch, bool preempt, struct task_struct *prev, struct task_s
 		v->queued_ns = v->state == 0 ? now : 0;
 		check_creds(v, prev);
 		wake_out(v);
+		lock_out(v, prev);
 	}
 	w = task_of(next);
 	if (w) {
 		if (!now)
 			now = bpf_ktime_get_ns();
 		wake_in(w, now);
+		lock_in(w, next);
 		if (w->queued_ns && now > w->queued_ns)
 			w->wait_ns += now - w->queued_ns;
 		w->queued_ns = 0;

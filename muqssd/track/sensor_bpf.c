@@ -199,6 +199,15 @@ static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 		ev.event_data.exit.process_pid = (pid_t)e->tid;
 		ev.event_data.exit.process_tgid = (pid_t)e->tgid;
 		break;
+	case SENSOR_BPF_LOCK_WAIT:
+	case SENSOR_BPF_LOCK_DONE:
+		ev.what = (enum what)(e->what == SENSOR_BPF_LOCK_WAIT ? SENSOR_EVENT_LOCK_WAIT
+								      : SENSOR_EVENT_LOCK_DONE);
+		ev.event_data.fork.parent_pid = (pid_t)e->tid;
+		ev.event_data.fork.parent_tgid = (pid_t)e->tgid;
+		ev.event_data.fork.child_pid = (pid_t)e->ptid;
+		ev.event_data.fork.child_tgid = (pid_t)e->ptgid;
+		break;
 	default:
 		return;
 	}
@@ -309,6 +318,7 @@ int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
 
 _Static_assert(SENSOR_WAKE_BUCKETS == SENSOR_BPF_WAKE_BUCKETS, "one bucket count");
 _Static_assert(SENSOR_WAKE_CLASSES == SENSOR_BPF_CLASSES, "one class count");
+_Static_assert(SENSOR_CLASS_IDLEPRIO == SENSOR_BPF_CLASS_IDLEPRIO, "one IDLEPRIO");
 
 int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create)
 {

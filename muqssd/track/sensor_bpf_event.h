@@ -14,6 +14,8 @@ enum sensor_bpf_what {
 	SENSOR_BPF_COMM,	/* prctl(PR_SET_NAME), a write to comm; not an exec's */
 	SENSOR_BPF_CREDS,	/* uid, euid or gid changed (seen at its next switch) */
 	SENSOR_BPF_WAKE,	/* woken after sleeping at least wake_after_ns */
+	SENSOR_BPF_LOCK_WAIT,	/* waits on a futex an IDLEPRIO thread holds (ptid) */
+	SENSOR_BPF_LOCK_DONE,	/* that wait ended */
 };
 
 #define SENSOR_BPF_FILENAME_MAX 128
@@ -22,12 +24,14 @@ enum sensor_bpf_what {
 #define SENSOR_BPF_WAKE_BUCKETS 32
 /* Classes the daemon may tell (enum sched_class); more go to the last. */
 #define SENSOR_BPF_CLASSES 8
+/* The daemon's IDLEPRIO (enum sched_class in core/task.h). */
+#define SENSOR_BPF_CLASS_IDLEPRIO 3
 
 struct sensor_bpf_event {
 	__u32 what;
 	__u32 tid, tgid;
 	/* fork: the child's real parent, as the proc connector names it
-	 * (for a thread, its process's parent) */
+	 * (for a thread, its process's parent); lock wait: the holder */
 	__u32 ptid, ptgid;
 	__u32 uid, euid, gid;	/* creds: the new ones; exec: as of it */
 	__u64 ns;		/* CLOCK_MONOTONIC */
@@ -60,6 +64,8 @@ struct sensor_bpf_task {
 	 * class's histogram (muqss_wake_class). */
 	__u32 cls;		/* the daemon's class of it; a fork's child inherits */
 	__u32 woken;		/* woken since its last switch in or out */
+	__u32 lock_told;	/* in a futex wait told as SENSOR_BPF_LOCK_WAIT */
+	__u32 pad;
 	__u32 wake_hist[SENSOR_BPF_WAKE_BUCKETS];
 };
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "sensor_bpf.skel.h"
@@ -56,6 +57,18 @@ static int check_kernel(struct sensor_bpf_load_reply *reply, bool scope_all, str
 	return 0;
 }
 
+/* Lock waits are told with a kfunc that finds a task by tid: a kernel
+ * without it gets the sensor without them. */
+static bool have_task_kfuncs(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool all = btf && btf__find_by_name_kind(btf, "bpf_task_from_pid", BTF_KIND_FUNC) > 0 &&
+		   btf__find_by_name_kind(btf, "bpf_task_release", BTF_KIND_FUNC) > 0;
+
+	btf__free(btf);
+	return all;
+}
+
 /* Fills fds (maps, then one link per program) and reply's counts. */
 static int load(struct sensor_bpf_load_reply *reply, bool scope_all, uint64_t wake_after_ns,
 		int fds[SENSOR_BPF_MAX_FDS])
@@ -74,6 +87,7 @@ static int load(struct sensor_bpf_load_reply *reply, bool scope_all, uint64_t wa
 	skel->rodata->scope_all = scope_all;
 	skel->rodata->pidns_inum = (uint32_t)pidns.st_ino;
 	skel->rodata->wake_after_ns = wake_after_ns;
+	skel->rodata->lock_holders = have_task_kfuncs();
 	r = sensor_bpf_skel__load(skel);
 	if (r < 0)
 		return fail(reply, r, "the kernel refused the programs (the verifier's log "

@@ -105,6 +105,10 @@ struct tracker_callbacks {
 	/* A task on the idle list woke (tracker_tells_wakes()): it is on
 	 * the active list again, read from the next tick. */
 	tracker_task_func_t task_woke;
+	/* waiter began to wait on a lock that holder, an IDLEPRIO thread of
+	 * its process, holds (bpf only); holder NULL: that wait ended. */
+	void (*lock_wait)(struct tracked_task *waiter, struct tracked_task *holder,
+			  void *userdata);
 	/* The kernel dropped events and a rescan reconciled the table. */
 	void (*recovered)(struct tracker *t, void *userdata);
 };

@@ -251,14 +251,35 @@ static void on_wake(struct tracker *t, const struct proc_event *ev)
 	}
 }
 
+/* A lock wait's begin or end: both threads known, of one process. */
+static void on_lock(struct tracker *t, const struct proc_event *ev, bool begins)
+{
+	const struct fork_proc_event *f = &ev->event_data.fork;
+	struct tracked_task *waiter = tidmap_get(&t->tasks, f->parent_pid), *holder = NULL;
+
+	if (!waiter || waiter->tgid != f->parent_tgid || !t->cb.lock_wait)
+		return;
+	if (begins) {
+		holder = tidmap_get(&t->tasks, f->child_pid);
+		if (!holder || holder->tgid != waiter->tgid)
+			return;
+	}
+	t->cb.lock_wait(waiter, holder, t->userdata);
+}
+
 static void on_event(const struct proc_event *ev, void *userdata)
 {
 	struct tracker *t = userdata;
 
 	t->events++;
 	/* Not the kernel's enum: the bpf sensor's own. */
-	if ((unsigned)ev->what == (unsigned)SENSOR_EVENT_WAKE) {
+	switch ((unsigned)ev->what) {
+	case SENSOR_EVENT_WAKE:
 		on_wake(t, ev);
+		return;
+	case SENSOR_EVENT_LOCK_WAIT:
+	case SENSOR_EVENT_LOCK_DONE:
+		on_lock(t, ev, (unsigned)ev->what == SENSOR_EVENT_LOCK_WAIT);
 		return;
 	}
 	switch (ev->what) {
