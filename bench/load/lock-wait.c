@@ -3,7 +3,9 @@
  * pthread mutex, burns -w ms of its own CPU time, lets go and sleeps 1 ms,
  * over and over. The waiter, at the process's own policy, takes the
  * same mutex every -p ms. Prints how long the waiter waited for it
- * (p50, p99, max) as one JSON line; -o writes every wait (us), one a line. */
+ * (p50, p99, max) as one JSON line, leaving out the first -s seconds
+ * (a daemon started beside it has not met it yet); -o writes every wait
+ * counted (us), one a line. */
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
@@ -59,22 +61,23 @@ static void *holder(void *arg)
 
 int main(int argc, char **argv)
 {
-	double duration = 5, period_ms = 10;
+	double duration = 5, period_ms = 10, settle = 0;
 	const char *out = NULL;
 	uint64_t *waits = calloc(MAX_WAITS, sizeof(*waits));
 	size_t n = 0;
 	pthread_t th;
-	uint64_t end;
+	uint64_t start, end;
 	int c;
 
-	while ((c = getopt(argc, argv, "d:p:w:o:")) != -1) {
+	while ((c = getopt(argc, argv, "d:p:w:s:o:")) != -1) {
 		switch (c) {
 		case 'd': duration = atof(optarg); break;
 		case 'p': period_ms = atof(optarg); break;
 		case 'w': work_ms = atof(optarg); break;
+		case 's': settle = atof(optarg); break;
 		case 'o': out = optarg; break;
 		default:
-			fprintf(stderr, "usage: lock-wait [-d s] [-p ms] [-w ms] [-o file]\n");
+			fprintf(stderr, "usage: lock-wait [-d s] [-p ms] [-w ms] [-s s] [-o file]\n");
 			return 2;
 		}
 	}
@@ -85,12 +88,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "lock-wait: no thread\n");
 		return 1;
 	}
-	end = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(duration * 1e9);
+	start = clock_ns(CLOCK_MONOTONIC) + (uint64_t)(settle * 1e9);
+	end = start + (uint64_t)(duration * 1e9);
 	while (!stop && clock_ns(CLOCK_MONOTONIC) < end && n < MAX_WAITS) {
-		uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+		uint64_t t0 = clock_ns(CLOCK_MONOTONIC), t1;
 
 		pthread_mutex_lock(&lock);
-		waits[n++] = clock_ns(CLOCK_MONOTONIC) - t0;
+		t1 = clock_ns(CLOCK_MONOTONIC);
+		if (t0 >= start)
+			waits[n++] = t1 - t0;
 		pthread_mutex_unlock(&lock);
 		sleep_ns((uint64_t)(period_ms * 1e6));
 	}

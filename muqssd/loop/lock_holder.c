@@ -83,7 +83,8 @@ uint64_t loop_lock_wait(struct loop *l, struct tracked_task *waiter, struct trac
 	if (!w)
 		return 0;
 	lock_waiter_done(l, w);
-	if (!h || !may_hold(h) || !w->adopted || w->st.class == SCHED_CLASS_IDLEPRIO ||
+	if (!h || !may_hold(h) || holder->tgid != waiter->tgid || !w->adopted ||
+	    w->st.class == SCHED_CLASS_IDLEPRIO ||
 	    h->lock_waiters == UINT16_MAX)
 		return 0;
 	w->lock_holder = holder->tid;

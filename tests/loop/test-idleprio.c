@@ -1,7 +1,10 @@
 /* The IDLEPRIO gate: an IDLEPRIO process runs SCHED_IDLE, is SIGSTOPped
  * while normal work fills every CPU it may use, and is let go when a CPU
  * frees up, when a managed task sits in D (it may hold what that task
- * waits for), and at the latest after idleprio_stop_max_ms. */
+ * waits for), and at the latest after idleprio_stop_max_ms. And its
+ * lock holders: an IDLEPRIO thread another thread of its process waits
+ * on (loop_lock_wait()) is boosted like normal work until the wait
+ * ends, however it ends. */
 #include <stdio.h>
 
 #include "check.h"
@@ -15,7 +18,7 @@ static struct fake_kernel fk;
 
 /* Two normal hogs (100, 101), an IDLEPRIO process 300 with a second
  * thread 301, and idle normal tasks 200 and 400; all runnable but
- * those two. */
+ * those two. And process 500 (threads 501, 502), asleep. */
 static struct fk_task *start(unsigned stop_max_ms)
 {
 	struct fk_task *p;
@@ -29,6 +32,10 @@ static struct fk_task *start(unsigned stop_max_ms)
 	fk_add(&fk, 400, 400, 1, "other");
 	p = fk_add(&fk, 300, 300, 1, "batchjob");
 	fk_add(&fk, 301, 300, 1, "batchjob");
+	/* Asleep, for the lock holder tests (start_lock()). */
+	fk_add(&fk, 500, 500, 1, "app");
+	fk_add(&fk, 501, 500, 1, "app-worker");
+	fk_add(&fk, 502, 500, 1, "app");
 	fk_start(&fk, 1 * S);
 	CHECK_EQ(loop_set_class(fk.loop, 300, 0, SCHED_CLASS_IDLEPRIO, false, 0, err, sizeof(err)), 0);
 	CHECK(p->idle);
@@ -181,6 +188,145 @@ static void test_bound_after_held_reads(void)
 	fk_done(&fk);
 }
 
+/* Process 500: its main thread and 502 normal, 501 IDLEPRIO and runnable
+ * (SCHED_IDLE, so the hogs 100 and 101 keep it off the CPUs). */
+static struct fk_task *start_lock(void)
+{
+	char err[128];
+
+	start(1000);
+	CHECK_EQ(loop_set_class(fk.loop, 500, 501, SCHED_CLASS_IDLEPRIO, false, 0, err, sizeof(err)),
+		 0);
+	fk_set_state(&fk, 501, 'R', 1000);
+	return fk_get(&fk, 501);
+}
+
+/* Ticks for span; returns how long h was boosted meanwhile. */
+static uint64_t boosted_for(struct fk_task *h, uint64_t span)
+{
+	uint64_t t0 = fk.now, on = 0;
+
+	while (fk.now - t0 < span) {
+		uint64_t before = fk.now;
+
+		fk_tick(&fk, 2 * MS);
+		if (h->boost_prio)
+			on += fk.now - before;
+	}
+	return on;
+}
+
+static void task_exit(pid_t tid)
+{
+	loop_task_exit(fk.loop, &fk_get(&fk, tid)->tt);
+	fk_remove(&fk, tid);
+}
+
+static void lock_wait(pid_t waiter, pid_t holder)
+{
+	struct fk_task *h = holder ? fk_get(&fk, holder) : NULL;
+
+	(void)loop_lock_wait(fk.loop, &fk_get(&fk, waiter)->tt, h ? &h->tt : NULL, fk.now);
+}
+
+static void test_lock_holder_promoted(void)
+{
+	struct fk_task *h = start_lock();
+
+	CHECK(h->idle);
+	CHECK_EQ(boosted_for(h, 200 * MS), 0);
+
+	/* 500 waits on its lock: boosted within a tick, while it waits. */
+	lock_wait(500, 501);
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK(h->boost_prio > 0);
+	CHECK(boosted_for(h, 100 * MS) >= 90 * MS);
+	CHECK(h->idle); /* its own policy, under the boost */
+
+	/* The wait ends: back to SCHED_IDLE within a tick, and stays. */
+	lock_wait(500, 0);
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK_EQ(h->boost_prio, 0);
+	CHECK_EQ(boosted_for(h, 200 * MS), 0);
+
+	/* Two waiters: it keeps the boost until the last is done. */
+	lock_wait(500, 501);
+	lock_wait(502, 501);
+	lock_wait(500, 0);
+	CHECK(boosted_for(h, 50 * MS) >= 40 * MS);
+	lock_wait(502, 0);
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK_EQ(boosted_for(h, 100 * MS), 0);
+	fk_done(&fk);
+}
+
+/* A wait ends with its waiter's exit, with lost events, or with the
+ * holder's exit; a thread of another process or a normal one is no
+ * holder, and an IDLEPRIO waiter promotes nobody. */
+static void test_lock_wait_ends(void)
+{
+	struct fk_task *h = start_lock();
+	char err[128];
+
+	lock_wait(502, 501);
+	CHECK(boosted_for(h, 50 * MS) >= 40 * MS);
+	task_exit(502);
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK_EQ(boosted_for(h, 100 * MS), 0);
+
+	lock_wait(500, 501);
+	CHECK(boosted_for(h, 50 * MS) >= 40 * MS);
+	loop_locks_forget(fk.loop);
+	(void)fk_tick(&fk, 2 * MS);
+	CHECK_EQ(boosted_for(h, 100 * MS), 0);
+
+	/* Not a holder: the hog of another process, a normal thread. */
+	lock_wait(500, 100);
+	lock_wait(500, 500);
+	CHECK_EQ(boosted_for(h, 100 * MS), 0);
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, 0);
+
+	/* An IDLEPRIO waiter: idle work waiting on idle work. */
+	CHECK_EQ(loop_set_class(fk.loop, 500, 500, SCHED_CLASS_IDLEPRIO, false, 0, err, sizeof(err)),
+		 0);
+	lock_wait(500, 501);
+	CHECK_EQ(boosted_for(h, 100 * MS), 0);
+
+	/* The holder exits mid-wait; the wait's end finds nothing. */
+	CHECK_EQ(loop_set_class(fk.loop, 500, 500, SCHED_CLASS_NORMAL, false, 0, err, sizeof(err)),
+		 0);
+	lock_wait(500, 501);
+	CHECK(boosted_for(h, 50 * MS) >= 40 * MS);
+	task_exit(501);
+	(void)fk_tick(&fk, 2 * MS);
+	lock_wait(500, 0);
+	(void)fk_tick(&fk, 2 * MS);
+	fk_done(&fk);
+}
+
+/* A stop is the whole process's: one stopped by the gate is resumed at
+ * once when a thread of it waits on its IDLEPRIO main thread's lock,
+ * and not stopped again until the wait ends. */
+static void test_lock_wait_resumes_process(void)
+{
+	struct fk_task *p = start(1000);
+	char err[128];
+
+	CHECK(until_stopped(p, true, 100 * MS) < 100 * MS);
+	/* 301 turns normal and waits on the main thread's lock. */
+	CHECK_EQ(loop_set_class(fk.loop, 300, 301, SCHED_CLASS_NORMAL, false, 0, err, sizeof(err)),
+		 0);
+	CHECK(until_stopped(p, true, 100 * MS) < 100 * MS);
+	lock_wait(301, 300);
+	CHECK(!p->stopped);
+	CHECK(boosted_for(p, 500 * MS) >= 450 * MS);
+	CHECK(!p->stopped);
+	lock_wait(301, 0);
+	fk_set_state(&fk, 301, 'S', 0);
+	CHECK(until_stopped(p, true, 200 * MS) < 200 * MS);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_stop_and_cont_on_free_cpu();
@@ -188,5 +334,8 @@ int main(void)
 	test_cont_on_d_state();
 	test_bound();
 	test_bound_after_held_reads();
+	test_lock_holder_promoted();
+	test_lock_wait_ends();
+	test_lock_wait_resumes_process();
 	return CHECK_EXIT();
 }
