@@ -50,6 +50,9 @@ def cdf(out_dir, cell, raw_by_cfg, title, points=400):
 
 
 def missed(out_dir, med):
+    """The missed-periods plot, or None when no cell run has a periodic probe."""
+    if not any(m.get("missed_pct") is not None for cfgs in med.values() for m in cfgs.values()):
+        return None
     top = max([m.get("missed_pct") or 0 for cfgs in med.values() for m in cfgs.values()] + [1])
     with open(os.path.join(out_dir, "missed.dat"), "w") as f:
         f.write("workload " + " ".join(CONFIGS) + "\n")

@@ -16,10 +16,13 @@ CONFIG_TEXT = {
 }
 
 # Probes: (period ms, work ms) of frame-probe, or REQRESP (bench/load/reqresp,
-# throughput its own requests per second), or None (the background's work).
+# throughput its own requests per second), or LOCKWAIT (bench/load/lock-wait:
+# its wait for a mutex an IDLEPRIO thread holds goes in the wake columns),
+# or None (the background's work).
 FRAME = (1000 / 60, 3.0)
 AUDIO = (5.0, 0.5)
 REQRESP = "reqresp"
+LOCKWAIT = "lockwait"
 
 # The thread-mode hackbench of issue 14's wall-time goal (about 1 s
 # alone on the 2-CPU VM), shorter for the short runs of --quick and --dry.
@@ -39,13 +42,14 @@ def cells(ncpu, mode):
         "frame-hackbench": (FRAME, "hackbench", None),
         "reqresp": (REQRESP, "hogs", 0),
         "reqresp-2hogs": (REQRESP, "hogs", 2),
+        "lockwait-2hogs": (LOCKWAIT, "hogs", 2),
         "hackbench-threads": (None, "hackbench", HACKBENCH_THREADS[mode]),
     }
     if mode == "full":
         return all_cells
     n = 4 * ncpu if mode == "quick" else 2 * ncpu
     keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "frame-hackbench", "reqresp-2hogs",
-            "hackbench-threads")
+            "hackbench-threads", "lockwait-2hogs")
     return {k: all_cells[k] for k in keep}
 
 
@@ -55,8 +59,9 @@ def duration(name, d, mode):
 
 
 def configs(cell):
-    """A cell without a probe has nothing to start as ISO."""
-    return [c for c in CONFIGS if cell[0] is not None or c != "muqssd+iso"]
+    """A cell without a probe has nothing to start as ISO; nor has the lock
+    waiter, whose holder is IDLEPRIO."""
+    return [c for c in CONFIGS if cell[0] not in (None, LOCKWAIT) or c != "muqssd+iso"]
 
 
 def ctl(b):
@@ -78,6 +83,10 @@ def tasks(b, cell, config, d, raw_file, hackbench_args):
         out.append(("hackbench", f"{bg_prefix}{HERE}/hackbench-loop {d} {size or hackbench_args}"))
     if probe == REQRESP:
         out.append(("probe", f"{probe_prefix}{b}/bench/load/reqresp -d {d} -o {raw_file}"))
+    elif probe == LOCKWAIT:
+        # The first half second: muqssd meets the waiter and its holder.
+        out.append(("probe", f"{probe_prefix}{b}/bench/load/lock-wait -s 0.5 -d {d} "
+                             f"-o {raw_file}"))
     elif probe:
         period, work = probe
         out.append(("probe", f"{probe_prefix}{b}/bench/load/frame-probe -p {period:.3f} "
@@ -89,7 +98,11 @@ def figures(r, d):
     """One run's figures; work is the throughput (bench/README.md)."""
     f = {}
     p = r.get("probe")
-    if p:
+    if p and "lock_wait_p99_us" in p:
+        for k in ("p50", "p99", "max"):
+            f[f"wake_{k}_us"] = p[f"lock_wait_{k}_us"]
+        f["waits"] = p["waits"]
+    elif p:
         for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames",
                   "requests", "rps", "rtt_p99_us", "walk_p50_us", "worker_wait_us_per_req"):
             if k in p:

@@ -263,6 +263,13 @@ static void on_lock(struct tracker *t, const struct proc_event *ev, bool begins)
 		holder = tidmap_get(&t->tasks, f->child_pid);
 		if (!holder || holder->tgid != waiter->tgid)
 			return;
+		/* Read now, not at the next tick: the loop queues it at once
+		 * if it is runnable. One lookup in the sensor's storage. */
+		if (!holder->active) {
+			holder->active_ns = ev->timestamp_ns;
+			tracker_set_active(t, holder, true);
+		}
+		(void)tracker_refresh_counters(t, holder, now_nsec(CLOCK_MONOTONIC));
 	}
 	t->cb.lock_wait(waiter, holder, t->userdata);
 }
