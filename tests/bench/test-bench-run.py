@@ -35,7 +35,9 @@ def main():
             res = json.load(f)
         for cell, cfgs in res["medians"].items():
             probe = res["cells"][cell]["probe"]
-            want = ["stock", "nice", "muqssd"] + (["muqssd+iso"] if probe else [])
+            # The lock waiter's holder is IDLEPRIO: no ISO run of it.
+            want = ["stock", "nice", "muqssd"] + (["muqssd+iso"] if probe and probe != "lockwait"
+                                                  else [])
             got = sorted(cfgs)
             if got != sorted(want):
                 sys.exit(f"{cell}: configurations {got}")
@@ -47,6 +49,7 @@ def main():
             need += ["wake_p99_us"] if probe else []
             need += ["missed_pct"] if probe == "frame-probe" else []
             need += ["rps", "worker_wait_us_per_req"] if probe == "reqresp" else []
+            need += ["waits"] if probe == "lockwait" else []
             for cfg, m in cfgs.items():
                 for k in need:
                     if m.get(k) is None:
@@ -60,7 +63,7 @@ def main():
                 if cfg.startswith("muqssd") and m.get("daemon_cpu_s") is None:
                     sys.exit(f"{cell} {cfg}: no daemon CPU figure")
         kinds = {c["probe"] for c in res["cells"].values()}
-        if kinds != {"frame-probe", "reqresp", None} or "frame-hackbench" not in res["cells"]:
+        if kinds != {"frame-probe", "reqresp", "lockwait", None} or "frame-hackbench" not in res["cells"]:
             sys.exit(f"a kind of cell is missing: {sorted(res['cells'])}")
         if len(res["medians"]) < 6 or not res["iso_share"]["series"] or not res["daemon_scaling"]:
             sys.exit("cells, ISO series or task-count runs missing")
