@@ -18,11 +18,13 @@ CONFIG_TEXT = {
 # Probes: (period ms, work ms) of frame-probe, or REQRESP (bench/load/reqresp,
 # throughput its own requests per second), or LOCKWAIT (bench/load/lock-wait:
 # its wait for a mutex an IDLEPRIO thread holds goes in the wake columns),
-# or None (the background's work).
+# or CYCLICTEST (report/cyclictest-probe: cyclictest's wake-ups every 1 ms
+# in the fair class), or None (the background's work).
 FRAME = (1000 / 60, 3.0)
 AUDIO = (5.0, 0.5)
 REQRESP = "reqresp"
 LOCKWAIT = "lockwait"
+CYCLICTEST = "cyclictest"
 
 # The thread-mode hackbench of issue 14's wall-time goal (about 1 s
 # alone on the 2-CPU VM), shorter for the short runs of --quick and --dry.
@@ -43,13 +45,14 @@ def cells(ncpu, mode):
         "reqresp": (REQRESP, "hogs", 0),
         "reqresp-2hogs": (REQRESP, "hogs", 2),
         "lockwait-2hogs": (LOCKWAIT, "hogs", 2),
+        f"cyclictest-{4 * ncpu}hogs": (CYCLICTEST, "hogs", 4 * ncpu),
         "hackbench-threads": (None, "hackbench", HACKBENCH_THREADS[mode]),
     }
     if mode == "full":
         return all_cells
     n = 4 * ncpu if mode == "quick" else 2 * ncpu
     keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "frame-hackbench", "reqresp-2hogs",
-            "hackbench-threads", "lockwait-2hogs")
+            "hackbench-threads", "lockwait-2hogs", f"cyclictest-{4 * ncpu}hogs")
     return {k: all_cells[k] for k in keep}
 
 
@@ -83,6 +86,8 @@ def tasks(b, cell, config, d, raw_file, hackbench_args):
         out.append(("hackbench", f"{bg_prefix}{HERE}/hackbench-loop {d} {size or hackbench_args}"))
     if probe == REQRESP:
         out.append(("probe", f"{probe_prefix}{b}/bench/load/reqresp -d {d} -o {raw_file}"))
+    elif probe == CYCLICTEST:
+        out.append(("probe", f"{probe_prefix}{HERE}/cyclictest-probe {d}"))
     elif probe == LOCKWAIT:
         # The first half second: muqssd meets the waiter and its holder.
         out.append(("probe", f"{probe_prefix}{b}/bench/load/lock-wait -s 0.5 -d {d} "
@@ -103,7 +108,7 @@ def figures(r, d):
             f[f"wake_{k}_us"] = p[f"lock_wait_{k}_us"]
         f["waits"] = p["waits"]
     elif p:
-        for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames",
+        for k in ("wake_p50_us", "wake_p99_us", "wake_max_us", "missed_pct", "frames", "samples",
                   "requests", "rps", "rtt_p99_us", "walk_p50_us", "worker_wait_us_per_req"):
             if k in p:
                 f[k] = p[k]

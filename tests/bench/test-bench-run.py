@@ -50,6 +50,7 @@ def main():
             need += ["missed_pct"] if probe == "frame-probe" else []
             need += ["rps", "worker_wait_us_per_req"] if probe == "reqresp" else []
             need += ["waits"] if probe == "lockwait" else []
+            need += ["samples"] if probe == "cyclictest" else []
             for cfg, m in cfgs.items():
                 for k in need:
                     if m.get(k) is None:
@@ -63,7 +64,8 @@ def main():
                 if cfg.startswith("muqssd") and m.get("daemon_cpu_s") is None:
                     sys.exit(f"{cell} {cfg}: no daemon CPU figure")
         kinds = {c["probe"] for c in res["cells"].values()}
-        if kinds != {"frame-probe", "reqresp", "lockwait", None} or "frame-hackbench" not in res["cells"]:
+        if kinds != {"frame-probe", "reqresp", "lockwait", "cyclictest", None} or \
+                "frame-hackbench" not in res["cells"]:
             sys.exit(f"a kind of cell is missing: {sorted(res['cells'])}")
         if len(res["medians"]) < 6 or not res["iso_share"]["series"] or not res["daemon_scaling"]:
             sys.exit("cells, ISO series or task-count runs missing")
