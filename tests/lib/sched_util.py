@@ -260,10 +260,24 @@ def snapshot(pids):
     return per_thread(pids, os.sched_getaffinity)
 
 
+PF_EXITING = 0x4
+
+
+def exiting_and_comm(tid):
+    """(whether the thread is past the start of its exit, its comm)."""
+    try:
+        with open(f"/proc/{tid}/stat", "rb") as f:
+            head, tail = f.read().rsplit(b")", 1)
+        return bool(int(tail.split()[6]) & PF_EXITING), head.split(b"(", 1)[1].decode(errors="replace")
+    except (OSError, IndexError, ValueError):
+        return True, "?"
+
+
 def assert_clean(pids, what, affinity=None):
     """No thread of pids stopped, FIFO-boosted or pinned (affinity other
-    than the snapshot's, or than all CPUs). A zombie is left out: it keeps
-    the policy it died with, but it never runs again."""
+    than the snapshot's, or than all CPUs). A zombie, or a thread already
+    exiting (PF_EXITING), is left out: it keeps the policy it died with,
+    but it never runs its program again."""
     bad = []
     for p in pids:
         for t in threads_of(p):
@@ -275,7 +289,9 @@ def assert_clean(pids, what, affinity=None):
                 continue
             want = (affinity or {}).get(t, set(range(NCPU)))
             if state == "T" or pol == "fifo" or aff != want:
-                bad.append((t, state, pol, prio, sorted(aff)))
+                exiting, comm = exiting_and_comm(t)
+                if not exiting:
+                    bad.append((t, comm, state, pol, prio, sorted(aff)))
     if bad:
         raise AssertionError(f"{what}: left changed: {bad}")
 
