@@ -32,11 +32,8 @@ void lock_holder_update(struct loop *l, struct managed_task *m)
 
 static struct managed_task *holder_of(struct loop *l, const struct managed_task *waiter)
 {
-	struct tracked_task *tt;
+	struct tracked_task *tt = l->src.ops->lookup(l->src.ctx, waiter->lock_holder);
 
-	if (!waiter->lock_holder)
-		return NULL;
-	tt = l->src.ops->lookup(l->src.ctx, waiter->lock_holder);
 	if (!tt || tt->tgid != waiter->tt->tgid || !tt->sched_data)
 		return NULL;
 	return tt->sched_data;
@@ -45,10 +42,11 @@ static struct managed_task *holder_of(struct loop *l, const struct managed_task 
 /* Its wait is over, however it ended (the lock, a signal, its exit). */
 void lock_waiter_done(struct loop *l, struct managed_task *waiter)
 {
-	struct managed_task *h = holder_of(l, waiter);
+	struct managed_task *h;
 
 	if (!waiter->lock_holder)
 		return;
+	h = holder_of(l, waiter);
 	waiter->lock_holder = 0;
 	if (l->lock_waits)
 		l->lock_waits--;
