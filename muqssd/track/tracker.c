@@ -28,6 +28,7 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	t->userdata = t->recovered_userdata = userdata;
 	tidmap_init(&t->tasks);
 	tidmap_init(&t->procs);
+	TAILQ_INIT(&t->proc_list);
 	tidmap_init(&t->ghosts);
 	tidmap_init(&t->old_ghosts);
 	TAILQ_INIT(&t->active);
@@ -62,6 +63,7 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 	TAILQ_REMOVE(&proc->threads, task, proc_link);
 	if (--proc->nthreads == 0) {
 		(void)tidmap_remove(&t->procs, proc->tgid);
+		TAILQ_REMOVE(&t->proc_list, proc, link);
 		/* Its children's fork events may still be queued. */
 		if (notify)
 			tracker_ghost_add(t, proc->tgid);
@@ -212,6 +214,7 @@ static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
 		free(proc);
 		return NULL;
 	}
+	TAILQ_INSERT_TAIL(&t->proc_list, proc, link);
 	return proc;
 }
 
@@ -235,6 +238,7 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 	if (!proc || tidmap_put(&t->tasks, tid, task) < 0) {
 		if (proc && proc->nthreads == 0) {
 			(void)tidmap_remove(&t->procs, tgid);
+			TAILQ_REMOVE(&t->proc_list, proc, link);
 			free(proc->exe);
 			free(proc);
 		}

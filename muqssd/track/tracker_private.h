@@ -61,7 +61,13 @@ struct tracked_proc {
 	char *exe;
 	size_t nthreads;
 	struct task_list threads;
+	/* The scan generation whose listing found the kernel's thread count
+	 * equal to nthreads: all its threads count as seen, untouched. */
+	uint32_t confirmed_gen;
+	TAILQ_ENTRY(tracked_proc) link;
 };
+
+TAILQ_HEAD(proc_list, tracked_proc);
 
 struct tracker {
 	sd_event *event;
@@ -74,6 +80,7 @@ struct tracker {
 
 	struct tidmap tasks; /* tid -> tracked_task */
 	struct tidmap procs; /* tgid -> tracked_proc, the processes in scope */
+	struct proc_list proc_list; /* the same, for a scan's sweep */
 	/* SCOPE_PID: processes in scope that left the table before their
 	 * events were all read (see tracker_ghost.c); two generations. */
 	struct tidmap ghosts, old_ghosts;

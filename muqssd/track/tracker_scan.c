@@ -117,12 +117,13 @@ void tracker_scan_threads(struct tracker *t, pid_t tgid, bool verify, bool defer
  * 5,000), all of it on the loop. A listing that only confirms what events
  * said is not worth it: the task directory's link count is the kernel's
  * thread count, one stat() that waits on no task. When it matches the
- * table, the threads count as seen; a difference (a fork whose read is in
- * flight, a zombie leader) falls back to the listing. Lost events are
- * healed by a verifying scan, which always lists. */
+ * table, the threads count as seen, and the sweep passes them by: a walk
+ * of 5,000 threads untouched for a while took 16 ms here. A difference (a
+ * fork whose read is in flight, a zombie leader) falls back to the
+ * listing. Lost events are healed by a verifying scan, which always
+ * lists. */
 static bool threads_match(struct tracker *t, struct tracked_proc *proc)
 {
-	struct tracked_task *task;
 	char path[32];
 	struct stat st;
 
@@ -130,8 +131,7 @@ static bool threads_match(struct tracker *t, struct tracked_proc *proc)
 	if (stat(path, &st) < 0 || st.st_nlink < 2 ||
 	    (size_t)st.st_nlink - 2 != proc->nthreads)
 		return false;
-	TAILQ_FOREACH(task, &proc->threads, proc_link)
-		task->seen_gen = t->generation;
+	proc->confirmed_gen = t->generation;
 	return true;
 }
 
@@ -158,13 +158,21 @@ static int scan_pending(struct tracker *t, struct pending *p, size_t n, bool ver
 	return 0;
 }
 
-static void sweep(struct tracker *t, struct task_list *list)
+/* Drops the threads the scan did not see, process by process. The last
+ * thread's removal frees its process, so the next is taken first. */
+static void sweep(struct tracker *t)
 {
-	struct tracked_task *task, *next;
+	struct tracked_proc *proc, *next_proc;
 
-	TAILQ_FOREACH_SAFE(task, list, list_link, next)
-		if (task->seen_gen != t->generation)
-			tracker_remove(t, task);
+	TAILQ_FOREACH_SAFE(proc, &t->proc_list, link, next_proc) {
+		struct tracked_task *task, *next;
+
+		if (proc->confirmed_gen == t->generation)
+			continue;
+		TAILQ_FOREACH_SAFE(task, &proc->threads, proc_link, next)
+			if (task->seen_gen != t->generation)
+				tracker_remove(t, task);
+	}
 }
 
 int tracker_scan(struct tracker *t, bool verify)
@@ -214,8 +222,7 @@ int tracker_scan(struct tracker *t, bool verify)
 	}
 	if (t->scope.kind == SCOPE_PID)
 		scan_pending(t, pending, npending, verify);
-	sweep(t, &t->active);
-	sweep(t, &t->idle);
+	sweep(t);
 out:
 	free(pending);
 	closedir(dir);
