@@ -22,6 +22,8 @@ CONFIG_TEXT = {
 # in the fair class), or None (the background's work).
 FRAME = (1000 / 60, 3.0)
 AUDIO = (5.0, 0.5)
+# An X server's pace: a wake-up every 10 ms for a few ms of work.
+XLIKE = (10.0, 3.0)
 REQRESP = "reqresp"
 LOCKWAIT = "lockwait"
 CYCLICTEST = "cyclictest"
@@ -45,6 +47,9 @@ def cells(ncpu, mode):
         "reqresp": (REQRESP, "hogs", 0),
         "reqresp-2hogs": (REQRESP, "hogs", 2),
         "lockwait-2hogs": (LOCKWAIT, "hogs", 2),
+        # A ring of 4 threads waking each other (bench/load/ring) beside
+        # an X-like probe and one game-like hog, whose work is the row's.
+        "xlike-ring": (XLIKE, "ring", 1),
         f"cyclictest-{4 * ncpu}hogs": (CYCLICTEST, "hogs", 4 * ncpu),
         "hackbench-threads": (None, "hackbench", HACKBENCH_THREADS[mode]),
     }
@@ -52,7 +57,7 @@ def cells(ncpu, mode):
         return all_cells
     n = 4 * ncpu if mode == "quick" else 2 * ncpu
     keep = (f"frame-{n}hogs", f"audio-{n}hogs", "build", "frame-hackbench", "reqresp-2hogs",
-            "hackbench-threads", "lockwait-2hogs", f"cyclictest-{4 * ncpu}hogs")
+            "hackbench-threads", "lockwait-2hogs", f"cyclictest-{4 * ncpu}hogs", "xlike-ring")
     return {k: all_cells[k] for k in keep}
 
 
@@ -79,6 +84,9 @@ def tasks(b, cell, config, d, raw_file, hackbench_args):
     probe_prefix = {"nice": "nice -n -10 ", "muqssd+iso": ctl(b) + " -I -- "}.get(config, "")
     out = []
     if kind == "hogs":
+        out += [(f"hog{i}", f"{bg_prefix}{b}/bench/load/hog {d}") for i in range(size)]
+    elif kind == "ring":
+        out.append(("ring", f"{bg_prefix}{b}/bench/load/ring -d {d}"))
         out += [(f"hog{i}", f"{bg_prefix}{b}/bench/load/hog {d}") for i in range(size)]
     elif kind == "build":
         out.append(("build", f"{bg_prefix}{HERE}/compile-loop {b} {size} {d}"))
@@ -115,6 +123,8 @@ def figures(r, d):
     hogs = [v for k, v in r.items() if k.startswith("hog") and v]
     if hogs:
         f["work"] = sum(v["iterations"] for v in hogs)
+    if r.get("ring"):
+        f["ring_handoffs"] = r["ring"]["handoffs"]
     if r.get("build"):
         f["work"] = r["build"]["compiles"]
         f["compiles_failed"] = r["build"]["failed"]

@@ -65,7 +65,7 @@ def main():
                     sys.exit(f"{cell} {cfg}: no daemon CPU figure")
         kinds = {c["probe"] for c in res["cells"].values()}
         if kinds != {"frame-probe", "reqresp", "lockwait", "cyclictest", None} or \
-                "frame-hackbench" not in res["cells"]:
+                "frame-hackbench" not in res["cells"] or "xlike-ring" not in res["cells"]:
             sys.exit(f"a kind of cell is missing: {sorted(res['cells'])}")
         if len(res["medians"]) < 6 or not res["iso_share"]["series"] or not res["daemon_scaling"]:
             sys.exit("cells, ISO series or task-count runs missing")
