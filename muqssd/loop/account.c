@@ -144,7 +144,7 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	struct loop *l = userdata;
 	struct managed_task *m = tt->sched_data;
 	uint64_t now = l->last_tick_ns, delta;
-	bool runnable, settled;
+	bool runnable, settled, expired, group;
 
 	if (!m || m->exempt || !m->adopted)
 		return;
@@ -157,7 +157,11 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	follow_owner(l, m, now);
 	delta = take_reading(l, m, now);
 	runnable = tt->state == 'R';
-	hog_classify(l, m, charge(l, m, delta, runnable, now), runnable, now);
+	expired = charge(l, m, delta, runnable, now);
+	group = chatty_account(l, m, delta, now);
+	hog_group(l, m, group, now);
+	if (!group)
+		hog_classify(l, m, expired, runnable, now);
 	settled = hog_settled(m, now);
 	hog_ask_slice(l, m, settled);
 	if (m->hog) {

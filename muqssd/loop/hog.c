@@ -29,6 +29,18 @@ static void become_hog(struct loop *l, struct managed_task *m, bool hog, uint64_
 		m->kernel_nice = want == m->st.nice ? NICE_UNSET : want;
 }
 
+void hog_group(struct loop *l, struct managed_task *m, bool on, uint64_t now)
+{
+	if (on == m->group_hog)
+		return;
+	m->group_hog = on;
+	if (on != m->hog)
+		become_hog(l, m, on, now);
+	/* Out of the group, it earns hog again on its own, by a slice. */
+	if (!on)
+		m->slept = true;
+}
+
 void hog_renice(struct loop *l, struct managed_task *m, uint64_t now)
 {
 	if (m->hog)

@@ -91,6 +91,8 @@ _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_
 #define TICK_SWARM_NS (200ULL * 1000 * 1000)
 #define CONTEND_NONE (-2)
 #define CONTEND_FLOAT (-1)
+/* A chatty group (chatty.c) is judged over windows this long. */
+#define CHATTY_WINDOW_NS (50ULL * 1000 * 1000)
 /* No pin this soon after an exec: launchers (taskset, numactl) set their
  * own mask right after theirs, and an owner's mask equal to our pin
  * cannot be told from it, so it would be lost at the unpin. */
@@ -115,6 +117,12 @@ struct managed_task {
 	uint64_t settle_until_ns; /* not pinned before this (PIN_SETTLE_NS) */
 	uint64_t unpinned_ns;	/* our last unpin: children forked before carry the pin */
 	uint64_t met_ns;	/* its exec, or when we adopted it */
+	/* chatty.c: its counters as last read there; and, in a process's
+	 * main thread, its group's window: since when, and how long its
+	 * members ran or waited to run in it. */
+	uint64_t seen_wait_ns;
+	uint64_t group_from_ns, group_stamp_ns, group_ns;
+	uint32_t chatty_nvcsw, seen_sib_wakes;
 	int pinned_cpu;		/* logical CPU we pinned it to, or -1 */
 	int arm_cpu;		/* this tick: the CPU it would wait boosted on */
 	pid_t lock_holder;	/* the IDLEPRIO thread whose lock it waits on, or 0 */
@@ -133,6 +141,9 @@ struct managed_task {
 	bool adopted;		/* st is initialised */
 	bool slice_set;
 	bool hog;		/* used its last slice without sleeping */
+	bool group_hog;		/* a hog as a member of a busy chatty group */
+	bool chatty;		/* woken mostly by its own process's threads */
+	bool group_busy;	/* main thread: its chatty group left no rest */
 	bool slept;		/* seen asleep since its slice began */
 	bool sliced;		/* a slice of it has run out since we met it */
 	bool idle_policy;
@@ -192,6 +203,12 @@ bool loop_queue_now(struct loop *l, struct managed_task *m, uint64_t now);
 /* Classifies m after its charge (expired: a slice of it ran out). */
 void hog_classify(struct loop *l, struct managed_task *m, bool expired, bool runnable,
 		  uint64_t now);
+/* A member of a busy chatty group is a hog while it lasts; after, the
+ * rules of hog_classify() take it back. */
+void hog_group(struct loop *l, struct managed_task *m, bool on, uint64_t now);
+/* chatty.c: takes in m's wake-ups and CPU at a tick; returns whether it
+ * belongs to a busy chatty group. */
+bool chatty_account(struct loop *l, struct managed_task *m, uint64_t cpu_delta, uint64_t now);
 /* Its owner reniced it: a hog's kernel nice follows. */
 void hog_renice(struct loop *l, struct managed_task *m, uint64_t now);
 /* Normal work that may turn out a hog from birth: the loop watches it. */

@@ -123,6 +123,8 @@ static void dump_task(const struct sched_task *st, void *userdata)
 	cJSON_AddBoolToObject(o, "running", st->running);
 	cJSON_AddBoolToObject(o, "boosted", m && m->boost_prio > 0);
 	cJSON_AddBoolToObject(o, "hog", m && m->hog);
+	/* A hog as a member of a busy chatty group (chatty.c). */
+	cJSON_AddBoolToObject(o, "group_hog", m && m->group_hog);
 	cJSON_AddNumberToObject(o, "key", (double)st->key);
 	cJSON_AddNumberToObject(o, "deadline_rel_ns", (double)((int64_t)(st->dl.deadline - c->now)));
 	cJSON_AddNumberToObject(o, "slice_left_ns", (double)st->dl.slice_ns);

@@ -68,6 +68,7 @@ struct sensor_counters {
 	uint64_t run_ns;	/* its last switch in */
 	uint64_t out_ns;	/* its last switch out */
 	uint64_t nvcsw, nivcsw;
+	uint32_t sib_wakes;	/* wakeups by a thread of its process (low bits) */
 	int cpu;		/* the CPU it last ran on */
 	char state;		/* R (running or runnable), S, D, T, t, I... */
 };

@@ -441,11 +441,17 @@ static __always_inline bool tell_wake(const struct sensor_bpf_task *v, __u64 now
 static __always_inline void woken(struct task_struct *p, bool new)
 {
 	struct sensor_bpf_task *v = task_of(p);
+	struct task_struct *waker;
 	__u64 now;
 
 	if (!v)
 		return;
 	now = bpf_ktime_get_ns();
+	/* The hook runs in the waker's context, but for a wakeup queued to
+	 * another CPU's list: then it counts as no sibling's. */
+	waker = bpf_get_current_task_btf();
+	if (!new && waker != p && waker->tgid == p->tgid)
+		v->sib_wakes++;
 	if (tell_wake(v, now, new)) {
 		struct sensor_bpf_event *e = reserve(SENSOR_BPF_WAKE, p);
 

@@ -304,6 +304,7 @@ int sensor_bpf_counters(struct sensor_bpf *b, int pidfd, uint64_t now_ns,
 		.out_ns = v.out_ns,
 		.nvcsw = v.nvcsw,
 		.nivcsw = v.nivcsw,
+		.sib_wakes = v.sib_wakes,
 		.cpu = (int)v.cpu,
 		.state = state_letter(v.state),
 	};

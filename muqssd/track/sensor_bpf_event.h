@@ -65,7 +65,9 @@ struct sensor_bpf_task {
 	__u32 cls;		/* the daemon's class of it; a fork's child inherits */
 	__u32 woken;		/* woken since its last switch in or out */
 	__u32 lock_told;	/* in a futex wait told as SENSOR_BPF_LOCK_WAIT */
-	__u32 pad;
+	/* Wakeups by another thread of its own process: a group whose
+	 * threads hand the CPU to each other (low bits, only compared). */
+	__u32 sib_wakes;
 	__u32 wake_hist[SENSOR_BPF_WAKE_BUCKETS];
 };
 

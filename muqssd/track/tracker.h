@@ -74,6 +74,9 @@ struct tracked_task {
 	 * compared: they grow each time it blocks, however briefly, which
 	 * no sampling of its state can see. Read when schedstat moves. */
 	uint32_t nvcsw;
+	/* Low bits of its wakeups by another thread of its process, only
+	 * compared; from the bpf sensor, else 0. */
+	uint32_t sib_wakes;
 	/* Set by the tracker's user: read at every refresh, or only every
 	 * slow_ns rather than every cold_ns (tracker_refresh_active()). */
 	bool hot, slow;

@@ -109,6 +109,7 @@ int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint6
 	task->wait_ns = c.wait_ns;
 	task->last_cpu = c.cpu;
 	task->nvcsw = (uint32_t)c.nvcsw;
+	task->sib_wakes = c.sib_wakes;
 	task->timeslices = (uint32_t)(c.nvcsw + c.nivcsw);
 	task->refreshed_ns = now_ns;
 	task->stale = false;

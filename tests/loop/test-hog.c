@@ -515,6 +515,116 @@ static void test_sleeper_beside_hogs(void)
 	fk_done(&fk);
 }
 
+/* The ring's script: each refresh, its members (tids 301-304 of process
+ * 300) shared `share` permille of the interval on a CPU, in wake-ups of
+ * which `sib` in four came from each other. */
+struct ring {
+	unsigned share, sib;
+	uint64_t last;
+};
+
+static void ring_step(struct fake_kernel *f, uint64_t now, void *userdata)
+{
+	struct ring *r = userdata;
+	uint64_t dt = r->last ? now - r->last : 0;
+
+	r->last = now;
+	for (pid_t tid = 301; tid <= 304; tid++) {
+		struct tracked_task *tt = &fk_get(f, tid)->tt;
+
+		if (!r->share)
+			continue;
+		tt->cpu_ns += dt * r->share / 1000 / 4;
+		tt->last_cpu = tid % 2;
+		tt->nvcsw += 40;
+		tt->sib_wakes += 10 * r->sib;
+	}
+}
+
+static bool ring_is_hog(void)
+{
+	for (pid_t tid = 301; tid <= 304; tid++)
+		if (!fk_view(&fk, tid).hog || fk_get(&fk, tid)->boost_prio || fk_get(&fk, tid)->pinned)
+			return false;
+	return true;
+}
+
+static unsigned ring_boosted(void)
+{
+	unsigned n = 0;
+
+	for (pid_t tid = 301; tid <= 304; tid++)
+		n += fk_get(&fk, tid)->boost_prio != 0;
+	return n;
+}
+
+/* Four threads that wake each other in a circle, each a few us a
+ * wake-up, keep a CPU busy beside a game-like hog: none is a hog, so
+ * each waits armed, ahead of the game. Woken by each other and never
+ * all at rest, they are charged as one hog while it lasts; a sleeper of
+ * another process keeps its boost. Neither a group that rests half the
+ * time nor threads woken by others are charged so. */
+static void test_chatty_group(void)
+{
+	struct ring ring = { 0 };
+	struct fk_task *x;
+	unsigned armed = 0;
+
+	fk_init(&fk, "pu:2");
+	fk_add(&fk, 100, 100, 1, "game");
+	fk_add(&fk, 300, 300, 1, "ring");
+	for (pid_t tid = 301; tid <= 304; tid++)
+		fk_add(&fk, tid, 300, 1, "ring");
+	x = fk_add(&fk, 400, 400, 1, "x-like");
+	fk.step = ring_step;
+	fk.step_data = &ring;
+	fk_start(&fk, 1000 * MS);
+	fk_set_state(&fk, 100, 'R', 1000);
+	for (pid_t tid = 300; tid <= 304; tid++)
+		fk_set_state(&fk, tid, 'S', 0);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+
+	/* Busy half the time, woken by each other: armed as sleepers. */
+	ring.share = 500;
+	ring.sib = 4;
+	fk_run(&fk, 200 * MS);
+	CHECK(!fk_view(&fk, 301).hog);
+	CHECK(ring_boosted() > 0);
+
+	/* Busy all the time, but each woken by something else. */
+	ring.share = 1000;
+	ring.sib = 0;
+	fk_run(&fk, 200 * MS);
+	CHECK(!fk_view(&fk, 301).hog);
+	CHECK(ring_boosted() > 0);
+
+	/* The chatty group: within two windows, all four are hogs, neither
+	 * boosted nor pinned, and stay so; the x-like sleeper is still armed
+	 * and picked ahead of the game. */
+	ring.sib = 4;
+	fk_run(&fk, 2 * CHATTY_WINDOW_NS + 10 * MS);
+	CHECK(ring_is_hog());
+	CHECK(!fk_view(&fk, 300).hog);
+	for (int i = 0; i < 20; i++) {
+		fk_set_state(&fk, 400, 'R', 300);
+		fk_tick(&fk, 2 * MS);
+		armed += x->boost_prio != 0;
+		fk_set_state(&fk, 400, 'S', 0);
+		fk_tick(&fk, 2 * MS);
+		CHECK(ring_is_hog());
+	}
+	CHECK(armed >= 10);
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, 0);
+
+	/* The group rests: its members are no hogs once it has for a window. */
+	ring.share = 0;
+	fk_run(&fk, 2 * CHATTY_WINDOW_NS + 10 * MS);
+	for (pid_t tid = 301; tid <= 304; tid++)
+		CHECK(!fk_view(&fk, tid).hog);
+	fk_done(&fk);
+}
+
 int main(void)
 {
 	test_hog_and_back();
@@ -527,5 +637,6 @@ int main(void)
 	test_new_work_pulls_calm_tick();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
+	test_chatty_group();
 	return CHECK_EXIT();
 }
