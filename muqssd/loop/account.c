@@ -163,7 +163,8 @@ static void account_task(struct tracked_task *tt, void *userdata)
 	if (!group)
 		hog_classify(l, m, expired, runnable, now);
 	settled = hog_settled(m, now);
-	hog_ask_slice(l, m, settled);
+	/* A member of a group runs microseconds at a time: no slice asked. */
+	hog_ask_slice(l, m, settled && !m->group_hog);
 	if (m->hog) {
 		if (runnable)
 			contention_count(l, m, settled);
