@@ -188,6 +188,31 @@ static int spread_cpu(struct loop *l, struct managed_task *m)
 	return cpu;
 }
 
+/* The CPU m waits armed on, pinned there, or -1: no slot. A pin its
+ * owner's mask no longer allows (one set since we read it: cyclictest
+ * pins its thread right after creating it) is tried once more on that
+ * new mask; left unarmed, it would wake behind the hogs until the next
+ * tick. */
+static int arm_place(struct loop *l, struct managed_task *m)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		int cpu = spread_cpu(l, m);
+
+		if (l->wake_boosts[cpu] >= WAKE_BOOST_MAX)
+			return -1;
+		if (managed_pin(l, m, cpu, l->last_tick_ns) != -EINVAL)
+			return cpu;
+		/* managed_pin() has read the owner's new mask. */
+		m->arm_cpu = wait_cpu(l, m);
+		if (m->arm_cpu < 0)
+			return -1;
+		m->arm_prio = (uint8_t)arm_prio(l, m, m->arm_cpu);
+		if (!m->arm_prio)
+			return -1;
+	}
+	return -1;
+}
+
 /* A bounded number per CPU wait boosted: many boosted sleepers waking
  * together would hold the CPU in SCHED_FIFO past what the tick can
  * correct. The ones that ran last are the likeliest to wake next, so
@@ -201,10 +226,9 @@ void sleeper_arm(struct loop *l)
 		qsort(l->armable, l->nr_armable, sizeof(*l->armable), by_last_ran);
 	for (size_t i = 0; i < l->nr_armable; i++) {
 		struct managed_task *m = l->armable[i];
-		int cpu = spread_cpu(l, m);
+		int cpu = arm_place(l, m);
 
-		if (l->wake_boosts[cpu] < WAKE_BOOST_MAX &&
-		    managed_pin(l, m, cpu, l->last_tick_ns) != -EINVAL) {
+		if (cpu >= 0) {
 			uint64_t bound = armed_bound_ns(m);
 
 			m->arm_cpu = cpu;

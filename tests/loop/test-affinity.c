@@ -63,8 +63,9 @@ static void test_pins_within_owner_mask(void)
 
 /* Beside a hog, its owner moves a task from CPUs 0-1 to CPU 1 while it is
  * a hog too (not pinned): the loop's next pin, to CPU 0 by the stale
- * mask, fails with EINVAL, the mask is read again, and the next pin is
- * within the new one. */
+ * mask, fails with EINVAL, the mask is read again, and the next pin, in
+ * the same tick, is within the new one: a sleeper armed there at once,
+ * not left to wake unarmed until the next tick. */
 static void test_einval_rereads_mask(void)
 {
 	struct fk_task *a;
@@ -88,13 +89,13 @@ static void test_einval_rereads_mask(void)
 	fk_reset_calls(&fk);
 	CHECK(fk_tick_until_read(&fk, 100, 10 * MS) < TICK_HOG_READ_NS + 10 * MS);
 	/* Asleep beside the hog, it is worth a wake boost where it last ran:
-	 * that pin fails, it is not boosted there, and its mask is read. */
-	CHECK_EQ(a->calls[FK_PIN], 1);
+	 * that pin fails, its mask is read, and it is armed within it. */
+	CHECK_EQ(a->calls[FK_PIN], 2);
 	CHECK_EQ(a->pin_einval, 1);
-	CHECK(!a->pinned);
-	CHECK_EQ(a->boost_prio, 0);
+	CHECK_EQ(fk_pinned_cpu(a), 1);
+	CHECK_EQ(fk_boost_level(a->boost_prio), BOOST_WAKE);
 
-	/* The next tick arms it within its new mask; it wakes there. */
+	/* It stays armed there; it wakes there. */
 	fk_tick(&fk, 2 * MS);
 	CHECK_EQ(fk_pinned_cpu(a), 1);
 	CHECK_EQ(fk_boost_level(a->boost_prio), BOOST_WAKE);
