@@ -22,9 +22,15 @@ int enforce_adopt_owner_mask(struct enforcer *e, struct enforce_task *t)
 		return 0;
 	/* The deadman puts the owner's mask back when it trips, and the
 	 * loop then unpins through here: that is no owner's change. */
-	if (t->pinned && CPU_EQUAL(&cur, &t->rec.affinity))
+	if (t->pinned && CPU_EQUAL(&cur, &t->rec.affinity)) {
 		log_debug("task %d: its pin was undone already (the deadman)", (int)t->rec.tid);
-	else
+		/* As enforce_unpin() notes it: a child forked before the
+		 * deadman's unpin may carry the pin, its fork not read yet,
+		 * and a restore after a crash must find it. */
+		t->rec.changed &= ~(unsigned)STATE_CHANGED_AFFINITY;
+		t->rec.unpinned_ns = now_nsec(CLOCK_BOOTTIME);
+		t->rec.unpinned_from = t->pinned_to;
+	} else
 		log_debug("task %d: affinity changed by its owner, adopting it", (int)t->rec.tid);
 	t->rec.affinity = cur;
 	t->pinned = false;

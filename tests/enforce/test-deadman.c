@@ -15,6 +15,7 @@
 #include "deadman.h"
 #include "enforce.h"
 #include "sched_attr.h"
+#include "state_dir.h"
 
 #define MS (1000ULL * 1000)
 
@@ -62,14 +63,26 @@ static unsigned long wakeups(pid_t tid)
 	return n;
 }
 
-/* A missed deadline: our boost of pid is dropped, once. */
+static const char *state_dir;
+
+/* A missed deadline: our boost and pin of pid are dropped, once, and the
+ * record tells when the pin ended (a child forked just before may carry
+ * it, for a restore after a crash to find). */
 static void miss_deadline(struct deadman *d, struct enforcer *e, pid_t pid, uint64_t trips)
 {
 	struct enforce_target t = child_target(pid);
 	struct deadman_trip trip;
 	struct sched_attr_v1 a;
+	struct state_record rec;
+	cpu_set_t one, all;
+	char name[16];
+	int fd;
 
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	REQUIRE(sched_getaffinity(pid, sizeof(all), &all) == 0);
 	CHECK(enforce_boost(e, &t, ENFORCE_BOOST_PRIO_MIN) == 0);
+	CHECK(enforce_pin(e, &t, &one) == 0);
 	CHECK(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_FIFO);
 	deadman_kick(d, mono_ns() + 20 * MS, "in a test");
 	usleep(80 * 1000);
@@ -77,9 +90,17 @@ static void miss_deadline(struct deadman *d, struct enforcer *e, pid_t pid, uint
 	CHECK(sched_attr_get(pid, &a) == 0 && a.sched_policy == SCHED_OTHER);
 	REQUIRE(deadman_take_trip(d, &trip));
 	CHECK(trip.unboosted == 1 && !strcmp(trip.phase, "in a test"));
+	CHECK(trip.unpinned == 1);
 	CHECK(!deadman_take_trip(d, &trip));
 	/* The loop is back: it puts its own view straight. */
 	enforcer_drop_all_boosts(e);
+	REQUIRE(state_dir_open(state_dir, false, &fd) == 0);
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	CHECK(state_read(fd, name, &rec) == 0);
+	CHECK(rec.unpinned_ns > 0 && CPU_EQUAL(&rec.unpinned_from, &one));
+	CHECK(!(rec.changed & STATE_CHANGED_AFFINITY));
+	close(fd);
+	CHECK(sched_getaffinity(pid, sizeof(one), &one) == 0 && CPU_EQUAL(&one, &all));
 }
 
 /* Over 200 ms, the thread may wake once or twice (a kick on its way),
@@ -106,7 +127,8 @@ int main(void)
 		return 77;
 	}
 	test_go_realtime(ENFORCE_DAEMON_PRIO);
-	REQUIRE(enforcer_new(&e, test_state_dir("deadman")) == 0);
+	state_dir = test_state_dir("deadman");
+	REQUIRE(enforcer_new(&e, state_dir) == 0);
 	REQUIRE(deadman_start(&d, ENFORCE_DAEMON_PRIO + 1) == 0);
 	enforcer_set_deadman(e, d);
 	tid = deadman_tid();
