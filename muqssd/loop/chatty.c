@@ -14,22 +14,12 @@
  * least this many, and three in four by its own process's threads. */
 #define CHATTY_MIN_WAKES 2
 
-static struct managed_task *leader_of(struct loop *l, const struct managed_task *m)
-{
-	struct tracked_task *lt;
-
-	if (m->tt->tid == m->tt->tgid)
-		return (struct managed_task *)m;
-	lt = l->src.ops->lookup(l->src.ctx, m->tt->tgid);
-	return lt && lt->tgid == m->tt->tgid ? lt->sched_data : NULL;
-}
-
 /* A reading at tick `now` tells of the time since the last tick: the
  * group's window [from, stamp] holds what the ticks in it read, and
  * closes at the first reading of a tick once it is CHATTY_WINDOW_NS
  * long. The group turns busy if its members ran or waited to run for
- * nearly all of it (their sum: they may overlap). Returns false for the group's first reading: it tells of
- * time before the window. */
+ * nearly all of it (their sum: they may overlap). Returns false for the
+ * group's first reading: it tells of time before the window. */
 static bool window_at(struct managed_task *g, uint64_t now)
 {
 	uint64_t len = g->group_stamp_ns - g->group_from_ns;
@@ -78,7 +68,7 @@ bool chatty_account(struct loop *l, struct managed_task *m, uint64_t cpu_delta, 
 	if (blocks || sib)
 		m->chatty = m->chatty ? (uint64_t)sib * 2 >= (uint64_t)blocks
 				      : sib >= CHATTY_MIN_WAKES && (uint64_t)sib * 4 >= (uint64_t)blocks * 3;
-	g = leader_of(l, m);
+	g = managed_leader(l, m);
 	if (!m->chatty || !g)
 		return false;
 	if (window_at(g, now))

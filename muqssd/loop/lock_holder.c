@@ -59,8 +59,7 @@ void lock_waiter_done(struct loop *l, struct managed_task *waiter)
 /* A stop is its process's: the main thread's (idleprio_gate.c). */
 static void resume_process(struct loop *l, struct managed_task *h, uint64_t now)
 {
-	struct tracked_task *lt = l->src.ops->lookup(l->src.ctx, h->tt->tgid);
-	struct managed_task *leader = lt && lt->tgid == h->tt->tgid ? lt->sched_data : NULL;
+	struct managed_task *leader = managed_leader(l, h);
 
 	if (!leader || !leader->stopped)
 		return;

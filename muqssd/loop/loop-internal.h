@@ -297,6 +297,18 @@ static inline struct managed_task *managed_of(const struct sched_task *st)
 	return st ? (struct managed_task *)st->data : NULL;
 }
 
+/* The main thread of m's process, where process-wide state lives (a
+ * stop, a chatty group's window), or NULL when the loop holds none. */
+static inline struct managed_task *managed_leader(struct loop *l, struct managed_task *m)
+{
+	struct tracked_task *lt;
+
+	if (m->tt->tid == m->tt->tgid)
+		return m;
+	lt = l->src.ops->lookup(l->src.ctx, m->tt->tgid);
+	return lt && lt->tgid == m->tt->tgid ? lt->sched_data : NULL;
+}
+
 /* The logical CPU a task is on as far as the loop knows: where the core
  * runs or queues it, or last did. The tracker's last CPU is as old as the
  * task's exec: the tick reads no stat, which waits on a task mid-exec. */

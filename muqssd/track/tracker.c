@@ -48,6 +48,15 @@ int tracker_new(struct tracker **ret, sd_event *event, const struct config *conf
 	return 0;
 }
 
+/* A process with no thread left in the table leaves it. */
+static void drop_proc(struct tracker *t, struct tracked_proc *proc)
+{
+	(void)tidmap_remove(&t->procs, proc->tgid);
+	TAILQ_REMOVE(&t->proc_list, proc, link);
+	free(proc->exe);
+	free(proc);
+}
+
 static void remove_task(struct tracker *t, struct tracked_task *task, bool notify)
 {
 	struct tracked_proc *proc = task->proc;
@@ -62,13 +71,10 @@ static void remove_task(struct tracker *t, struct tracked_task *task, bool notif
 	(void)tidmap_remove(&t->tasks, task->tid);
 	TAILQ_REMOVE(&proc->threads, task, proc_link);
 	if (--proc->nthreads == 0) {
-		(void)tidmap_remove(&t->procs, proc->tgid);
-		TAILQ_REMOVE(&t->proc_list, proc, link);
 		/* Its children's fork events may still be queued. */
 		if (notify)
 			tracker_ghost_add(t, proc->tgid);
-		free(proc->exe);
-		free(proc);
+		drop_proc(t, proc);
 	}
 	free(task);
 }
@@ -236,12 +242,8 @@ struct tracked_task *tracker_add(struct tracker *t, pid_t tgid, pid_t tid,
 		goto oom;
 	proc = get_proc(t, tgid, origin);
 	if (!proc || tidmap_put(&t->tasks, tid, task) < 0) {
-		if (proc && proc->nthreads == 0) {
-			(void)tidmap_remove(&t->procs, tgid);
-			TAILQ_REMOVE(&t->proc_list, proc, link);
-			free(proc->exe);
-			free(proc);
-		}
+		if (proc && proc->nthreads == 0)
+			drop_proc(t, proc);
 		free(task);
 		goto oom;
 	}
