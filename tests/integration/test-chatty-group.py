@@ -17,21 +17,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean, report,  # noqa: E402
-                        skip_unless_root_on_two_cpus, task_sched, threads_of, wait_for)
+                        exe_pid, skip_unless_root_on_two_cpus, task_sched, threads_of, wait_for)
 
 RING = os.path.join(BUILD, "bench", "load", "ring")
 SETTLE_S, RECORD_S = 2, 5
-
-
-def pid_of(scope, exe):
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[0] == exe.encode():
-                    return p
-        except OSError:
-            pass
-    return None
 
 
 def group_hogs(d):
@@ -49,15 +38,14 @@ def main():
     d, failed = None, []
     try:
         d = Daemon(scope.root.pid, scope.tmp, extra=("--sensor", "bpf"))
-        with open(os.path.join(scope.tmp, "muqssd.log"), "rb") as f:
-            if b"through the bpf sensor" not in f.read():
-                print("SKIP: the bpf sensor does not load here; only it tells who woke whom")
-                return 77
-        assert wait_for(lambda: (p := pid_of(scope, RING)) and len(threads_of(p)) == 5), \
+        if not d.on_bpf():
+            print("SKIP: the bpf sensor does not load here; only it tells who woke whom")
+            return 77
+        assert wait_for(lambda: (p := exe_pid(scope, RING)) and len(threads_of(p)) == 5), \
             "the ring did not start its four threads"
-        ring = pid_of(scope, RING)
+        ring = exe_pid(scope, RING)
         members = [t for t in threads_of(ring) if t != ring]
-        probe = pid_of(scope, PROBE)
+        probe = exe_pid(scope, PROBE)
         assert probe, "the probe did not start"
         time.sleep(SETTLE_S)
         fifo = {t: 0 for t in members}

@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from sched_util import (BUILD, HOG, Daemon, Scope, assert_clean, report,  # noqa: E402
-                        skip_unless_root_on_two_cpus, task_sched, threads_of, wait_for)
+                        exe_pid, skip_unless_root_on_two_cpus, task_sched, threads_of, wait_for)
 
 LOCK_WAIT = os.path.join(BUILD, "bench", "load", "lock-wait")
 SETTLE_S, RECORD_S = 2, 6
@@ -24,17 +24,6 @@ RR_MS = 6
 # "A few rr_intervals": well under the half second it is without the
 # promotion, with room for a noisy machine.
 P99_BOUND_MS = 8 * RR_MS
-
-
-def lock_wait_pid(scope):
-    for p in scope.pids():
-        try:
-            with open(f"/proc/{p}/cmdline", "rb") as f:
-                if f.read().split(b"\0")[0] == LOCK_WAIT.encode():
-                    return p
-        except OSError:
-            pass
-    return None
 
 
 def main():
@@ -48,15 +37,14 @@ def main():
     d, failed = None, []
     try:
         d = Daemon(scope.root.pid, scope.tmp, extra=("--sensor", "bpf"))
-        with open(os.path.join(scope.tmp, "muqssd.log"), "rb") as f:
-            if b"through the bpf sensor" not in f.read():
-                print("SKIP: the bpf sensor does not load here; the connector sees no lock")
-                return 77
+        if not d.on_bpf():
+            print("SKIP: the bpf sensor does not load here; the connector sees no lock")
+            return 77
         d.ctl("set", "rr_interval", str(RR_MS))
         pid = None
-        assert wait_for(lambda: (pid := lock_wait_pid(scope)) and len(threads_of(pid)) == 2), \
+        assert wait_for(lambda: (pid := exe_pid(scope, LOCK_WAIT)) and len(threads_of(pid)) == 2), \
             "lock-wait did not start its holder"
-        pid = lock_wait_pid(scope)
+        pid = exe_pid(scope, LOCK_WAIT)
         holder = next(t for t in threads_of(pid) if t != pid)
         # The holder's policy while it runs: SCHED_IDLE as its owner set
         # it, or our boost while it holds what the waiter wants.

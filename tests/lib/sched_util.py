@@ -78,6 +78,15 @@ def argv_of(pid):
         return []
 
 
+def exe_pid(scope, exe):
+    """The scope's process running exe (its argv[0] as started), or None."""
+    for p in scope.pids():
+        argv = argv_of(p)
+        if argv and argv[0] == exe.encode():
+            return p
+    return None
+
+
 def uid_of(pid):
     """The real uid of a process; -1 when it is gone."""
     try:
@@ -209,6 +218,11 @@ class Daemon:
         except OSError:
             pass
         self.proc.wait(timeout=20)
+
+    def on_bpf(self):
+        """Whether it tracks through the bpf sensor (its log says so at start)."""
+        with open(self.log.name, "rb") as f:
+            return b"through the bpf sensor" in f.read()
 
     def restore(self):
         subprocess.run([MUQSSD, "--restore", "--state-dir", self.state], check=True, timeout=30)
