@@ -52,11 +52,16 @@ struct control_client {
 	TAILQ_ENTRY(control_client) park_link;
 };
 
+TAILQ_HEAD(park_queue, control_client);
+
 struct control_budget {
 	uint64_t window_end; /* CLOCK_MONOTONIC ns */
 	uint64_t used;       /* ns taken in this window */
 	uint64_t parks;      /* turns put off to a later window, since start */
-	TAILQ_HEAD(, control_client) parked; /* oldest first */
+	/* Oldest first; the privileged are let in first, but the others
+	 * still get one turn in every BUDGET_FIRST_IN_ROW + 1. */
+	struct park_queue parked_first, parked;
+	unsigned first_in_row;
 	sd_event_source *resume;
 };
 

@@ -2,7 +2,8 @@
  * mismatch, bad JSON and oversize close only their own client; a client
  * that never reads stalls nobody and is dropped; long queues are split;
  * lists stream as the client reads, and hide others' executables; clients
- * that all list at once share a fifth of the loop, and take turns. */
+ * that all list at once share a fifth of the loop, and take turns, root
+ * ahead of users. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,6 +362,78 @@ static void test_budget(void)
 	server = control_server_free(server);
 }
 
+/* Reads what fd has for now; how many list items came. */
+static int drain_items(struct wire_reader *r, int fd)
+{
+	struct muqss_header h;
+	char *body;
+	int n = 0;
+
+	while (wire_reader_read(r, fd) == 1) {
+		wire_reader_take(r, &h, &body);
+		free(body);
+		n += h.type == MUQSS_MSG_ITEM;
+	}
+	return n;
+}
+
+/* Forty users' lists fill the share; root, coming last, is let in ahead
+ * of them: most of them have had no turn when its answer comes. */
+static void test_budget_privileged(void)
+{
+	enum { N = 40 };
+	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 60000000 };
+	struct wire_reader r[N] = { 0 };
+	int fd[N], items[N] = { 0 }, root, added, moved = 0;
+	uint64_t start = now_nsec(CLOCK_MONOTONIC);
+	char *body = NULL;
+	bool all_going;
+
+	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	task_count = 400;
+	task_cost_ns = 50 * 1000;
+	for (int i = 0; i < N; i++) {
+		/* Ten a uid: under the per-uid cap. */
+		fd[i] = connect_as(65500 + i / 10, &added);
+		REQUIRE(added == 0);
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	}
+	do {
+		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 20ULL * 1000 * 1000 * 1000);
+		spin(1);
+		all_going = true;
+		for (int i = 0; i < N; i++) {
+			items[i] += drain_items(&r[i], fd[i]);
+			all_going &= items[i] > 0;
+		}
+	} while (!all_going);
+	for (int i = 0; i < N; i++)
+		items[i] = 0;
+	root = connect_as(0, &added);
+	REQUIRE(added == 0);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+	CHECK(recv_frame(root, &body) == MUQSS_MSG_HELLO);
+	free(body);
+	send_frame(root, PROTOCOL_VERSION, MUQSS_MSG_STATUS, NULL);
+	CHECK(recv_frame(root, &body) == MUQSS_MSG_OK);
+	free(body);
+	for (int i = 0; i < N; i++)
+		moved += (items[i] += drain_items(&r[i], fd[i])) > 0;
+	/* In turn, root waited for all forty. */
+	if (moved >= N / 2)
+		fprintf(stderr, "%d of %d users had a turn before root's answer\n", moved, N);
+	CHECK(moved < N / 2);
+	task_cost_ns = 0;
+	for (int i = 0; i < N; i++) {
+		wire_reader_reset(&r[i]);
+		close(fd[i]);
+	}
+	close(root);
+	spin_until_clients(0);
+	server = control_server_free(server);
+}
+
 /* A SET_CLASS whose task the daemon is still reading waits, off the
  * loop's back, and the client's next request waits behind it. */
 static void test_class_wait(int fd)
@@ -604,8 +677,10 @@ int main(void)
 	spin_until_clients(0);
 	server = control_server_free(server);
 	test_budget();
-	if (geteuid() == 0)
+	if (geteuid() == 0) {
 		test_slots();
+		test_budget_privileged();
+	}
 	sd_event_unref(event);
 	return CHECK_EXIT();
 }
