@@ -13,6 +13,17 @@ import time
 from sched_util import report
 from trackharness import HELPER, Scope, log
 
+
+def running(pid):
+    """pid has not exited yet; it may be reaped while we read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b") ", 1)[1][:1]
+    except OSError:
+        return False
+    return state not in (b"Z", b"X")
+
+
 failures = []
 s = Scope(["--sensor", "bpf"])
 try:
@@ -24,10 +35,7 @@ try:
         keep = [s.spawn("/usr/bin/timeout", "-s", "KILL", "60", HELPER, "threads", "2", "30000")
                 for _ in range(20)]
         t0 = time.time()
-        while time.time() - t0 < 50 and any(os.path.exists(f"/proc/{p}/task") and
-                                            open(f"/proc/{p}/stat", "rb").read()
-                                            .rsplit(b") ", 1)[1][:1] not in (b"Z", b"X")
-                                            for p in spawners):
+        while time.time() - t0 < 50 and any(running(p) for p in spawners):
             time.sleep(0.2)
     finally:
         os.kill(s.daemon_pid, signal.SIGCONT)
