@@ -12,6 +12,7 @@
 
 #define READ_WAIT_RETRY_USEC (2ULL * 1000)
 #define READ_WAIT_MAX_USEC (1000ULL * 1000)
+#define READ_WAIT_ACCURACY_USEC 500ULL
 
 /* Adds *ret, which calls cb at the first retry, and sets *give_up_usec
  * for read_wait_again(). 0 or -errno. */
@@ -23,8 +24,9 @@ static inline int read_wait_start(sd_event *event, sd_event_source **ret,
 	int r = sd_event_now(event, CLOCK_MONOTONIC, &now);
 
 	if (r >= 0)
-		r = sd_event_add_time(event, ret, CLOCK_MONOTONIC, now + READ_WAIT_RETRY_USEC, 0,
-				      cb, userdata);
+		/* Accuracy 0 would be sd-event's default, 250 ms. */
+		r = sd_event_add_time(event, ret, CLOCK_MONOTONIC, now + READ_WAIT_RETRY_USEC,
+				      READ_WAIT_ACCURACY_USEC, cb, userdata);
 	if (r < 0)
 		return r;
 	*give_up_usec = now + READ_WAIT_MAX_USEC;
