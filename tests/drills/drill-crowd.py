@@ -59,8 +59,11 @@ def main():
     cmds = [f"bash -c 'while [ ! -e {tmp}/crowd ]; do sleep 0.05; done; "
             f"exec {CROWD} {THREADS} {WAKERS} {PERIOD_MS} {LIMIT * 1000}'"] * PROCS
     cmds += [f"{HOG} {LIMIT} >/dev/null"] * HOGS
-    # The probe waits for the test's word: it is made ISO first.
-    cmds.append(f"bash -c 'while [ ! -e {tmp}/go ]; do sleep 0.05; done; "
+    # The probe waits for the test's word: it is made ISO first. It waits
+    # on a FIFO, forking nothing: a `sleep` of its own, a CFS task in the
+    # crowd, could wait tens of seconds to run.
+    os.mkfifo(f"{tmp}/go")
+    cmds.append(f"bash -c 'read -r _ < {tmp}/go; "
                 f"exec {PROBE} -p 16.7 -w 3 -d {WINDOW_S} > {tmp}/probe.json'")
     scope = Scope(cmds, limit=LIMIT)
     d = None
@@ -92,7 +95,10 @@ def main():
         assert tracking["count"] >= PROCS * THREADS, "the crowd is not all there"
         d.ctl("iso", str(probe))
         before = tick_status(d)
-        open(f"{tmp}/go", "w").close()
+        # Non-blocking: ENXIO, not a hang, should the launcher be gone.
+        go = os.open(f"{tmp}/go", os.O_WRONLY | os.O_NONBLOCK)
+        os.write(go, b"go\n")
+        os.close(go)
         got = wait_probe(f"{tmp}/probe.json", time.monotonic() + WINDOW_S + 20)
         after = tick_status(d)
         over = after["over_bound"] - before["over_bound"]
