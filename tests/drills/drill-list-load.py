@@ -3,9 +3,10 @@
 scope. `muqssctl tasks` lists them all (the whole reply used to be queued
 at once, and past 4 MiB, about 13,000 tasks, the client was dropped), and
 a frame probe among hogs misses no more frames while 10 clients loop
-`tasks` than in the window just before, without them. The clients share
-a fifth of a CPU (2 ms in every 10 ms), so their lists take longer than
-the probe's window; muqssd's CPU over the whole time stays near that."""
+`tasks` than in the window just before, without them; both windows come
+once muqssd takes the threads for asleep. The clients share a tenth of a
+CPU (0.5 ms in every 5 ms), so their lists take longer than the probe's
+window; muqssd's CPU over the whole time stays near that."""
 
 import atexit
 import json
@@ -22,13 +23,20 @@ from sched_util import (BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope,  # noq
 
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
 PROCS, THREADS = 100, 200
-SETTLE_S, WINDOW_S, CLIENTS = 45, 8, 10
-LIMIT = SETTLE_S + 2 * (WINDOW_S + 3) + 80
+SETTLE_S, IDLE_WAIT_S, WINDOW_S, CLIENTS = 45, 60, 8, 10
+LIMIT = SETTLE_S + IDLE_WAIT_S + 2 * (WINDOW_S + 3) + 80
 
 
 def ctl(sock, *args, timeout=30):
     return subprocess.run([MUQSSCTL, "--socket", sock, *args], capture_output=True,
                           timeout=timeout)
+
+
+def go(fifo):
+    """Starts the probe waiting on fifo; ENXIO, not a hang, if it is gone."""
+    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    os.write(fd, b"go\n")
+    os.close(fd)
 
 
 def cpu_ticks(pid):
@@ -51,13 +59,15 @@ def main():
         atexit.register(shutil.rmtree, tmp, True)
         tmp_cmds = [f"{HELPER} threads {THREADS} {LIMIT * 1000}"] * PROCS
         tmp_cmds += [f"{HOG} {LIMIT} >/dev/null"] * (NCPU + 1)
-        # Probes in scope, each started when the test says so.
+        # Probes in scope, each started when the test says so, on a FIFO:
+        # a launcher that forks a `sleep` a tick is load of its own.
         for name in ("quiet", "busy"):
-            tmp_cmds.append(f"bash -c 'while [ ! -e {tmp}/{name}.go ]; do sleep 0.1; done; "
+            os.mkfifo(f"{tmp}/{name}.go")
+            tmp_cmds.append(f"bash -c 'read -r _ < {tmp}/{name}.go; "
                             f"exec {PROBE} -d {WINDOW_S} > {tmp}/{name}.json'")
         scope = Scope(tmp_cmds, limit=LIMIT)
         t0 = time.monotonic()
-        d = Daemon(scope.root.pid, scope.tmp)
+        d = Daemon(scope.root.pid, scope.tmp, limit=LIMIT)
 
         # All 20,000 threads, listed whole, once the tracker has them all.
         deadline = t0 + SETTLE_S
@@ -78,9 +88,20 @@ def main():
         assert p.returncode == 0 and p.stdout.count(b"\n") > PROCS * THREADS, \
             f"table view failed: {p.stderr!r}"
 
-        open(f"{tmp}/quiet.go", "w").close()
+        # Both windows once the threads sleep as far as muqssd knows: the
+        # first 30 s it reads each new one, and a window there compared
+        # that work, not the clients'.
+        t_idle = time.monotonic()
+        active = None
+        while time.monotonic() < t_idle + IDLE_WAIT_S:
+            active = json.loads(ctl(d.sock, "--json", "status").stdout)["tracking"]["active"]
+            if active <= PROCS * THREADS // 100:
+                break
+            time.sleep(1)
+        print(f"{active} tasks active after {time.monotonic() - t_idle:.1f} s more", flush=True)
+        go(f"{tmp}/quiet.go")
         quiet = wait_probe(f"{tmp}/quiet.json", time.monotonic() + WINDOW_S + 10)
-        open(f"{tmp}/busy.go", "w").close()
+        go(f"{tmp}/busy.go")
         time.sleep(0.3)
         ticks0 = cpu_ticks(d.pid)
         t_clients = time.monotonic()

@@ -170,7 +170,7 @@ def state_dir_for(tmp):
 
 
 class Daemon:
-    def __init__(self, scope_pid, tmp, extra=(), config=None):
+    def __init__(self, scope_pid, tmp, extra=(), config=None, limit=120):
         self.sock = os.path.join(tmp, "control")
         self.state = state_dir_for(tmp)
         conf = config or os.path.join(tmp, "empty.conf")
@@ -185,7 +185,7 @@ class Daemon:
         if sensor and not any(a.startswith("--sensor") or a == "--poll" for a in extra):
             extra = ("--sensor", sensor, *extra)
         self.proc = subprocess.Popen(
-            ["timeout", "-s", "KILL", "120", MUQSSD, "--config", conf, "--socket", self.sock,
+            ["timeout", "-s", "KILL", str(limit), MUQSSD, "--config", conf, "--socket", self.sock,
              "--state-dir", self.state, "--scope-pid", str(scope_pid), *extra],
             stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
