@@ -85,6 +85,8 @@ static void let_in(struct control_budget *b)
 	struct control_client *c = next_in(b);
 
 	queue_remove(b, c);
+	if (!c->waiting)
+		client_restart_timeout(c);
 	c->granted = true;
 	(void)sd_event_source_set_enabled(c->io, SD_EVENT_ON);
 }
@@ -144,6 +146,8 @@ int budget_park(struct control_client *c)
 	if (r < 0)
 		return r;
 	c->parked = true;
+	/* 256 clients in turn wait 1.3 s, more behind root's lists. */
+	client_pause_timeout(c);
 	/* Let in, but the share ran out first: it keeps its place. */
 	if (c->granted)
 		TAILQ_INSERT_HEAD(queue_of(b, c), c, park_link);

@@ -71,9 +71,7 @@ static int on_retry(sd_event_source *src, uint64_t usec, void *userdata)
 					 (int)request_id(q));
 	}
 	class_request_free(c);
-	/* Its wait was ours, not the client's idling. */
-	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
-	client_touch(c);
+	client_restart_timeout(c);
 	client_resume(c);
 	return 0;
 }
@@ -95,7 +93,7 @@ void class_request_run(struct control_client *c, struct class_request *q)
 	*w = *q;
 	w->give_up_usec = give_up;
 	c->waiting = w;
-	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+	client_pause_timeout(c);
 	return; /* the pidfd is the waiting request's now */
 done:
 	if (q->pidfd >= 0)

@@ -22,6 +22,17 @@ void client_touch(struct control_client *c)
 	(void)sd_event_source_set_time(c->timer, now + c->server->opts.idle_timeout_usec);
 }
 
+void client_pause_timeout(struct control_client *c)
+{
+	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_OFF);
+}
+
+void client_restart_timeout(struct control_client *c)
+{
+	client_touch(c);
+	(void)sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
+}
+
 static void client_update_events(struct control_client *c)
 {
 	uint32_t events = 0;

@@ -91,6 +91,10 @@ int client_new(struct control_server *s, int fd);
 void client_free(struct control_client *c);
 /* Renews c's idle timeout. */
 void client_touch(struct control_client *c);
+/* While c waits on the daemon (a turn, a task's read) it is not idle:
+ * its timeout stops, and starts afresh when the wait ends. */
+void client_pause_timeout(struct control_client *c);
+void client_restart_timeout(struct control_client *c);
 /* After a reply made outside the client's io handler: sends it, and reads
  * requests again (or closes, or frees c). */
 void client_resume(struct control_client *c);

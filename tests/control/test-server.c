@@ -441,6 +441,62 @@ static void test_budget_privileged(void)
 	server = control_server_free(server);
 }
 
+/* Waiting in the queue for a turn is not idling: 120 users' lists at
+ * once wait 0.6 s a round, longer than a 0.4 s idle timeout, and every
+ * one of them ends whole. */
+static void test_budget_queue_not_idle(void)
+{
+	enum { N = 120 };
+	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 400 * 1000 };
+	struct wire_reader r[N] = { 0 };
+	int fd[N], ended = 0, dropped = 0, added;
+	bool done[N] = { false };
+	uint64_t start = now_nsec(CLOCK_MONOTONIC);
+
+	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
+	task_count = 100;
+	task_cost_ns = 50 * 1000;
+	for (int i = 0; i < N; i++) {
+		fd[i] = connect_as(65400 + i / 10, &added);
+		REQUIRE(added == 0);
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	}
+	while (ended + dropped < N) {
+		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 60ULL * 1000 * 1000 * 1000);
+		CHECK(sd_event_run(event, 100 * 1000) >= 0);
+		for (int i = 0; i < N; i++) {
+			struct muqss_header h;
+			char *body;
+			int k;
+
+			while (!done[i] && (k = wire_reader_read(&r[i], fd[i])) != 0) {
+				if (k < 0) {
+					done[i] = true;
+					dropped++;
+					break;
+				}
+				wire_reader_take(&r[i], &h, &body);
+				free(body);
+				if (h.type == MUQSS_MSG_END) {
+					done[i] = true;
+					ended++;
+				}
+			}
+		}
+	}
+	if (dropped)
+		fprintf(stderr, "%d of %d clients dropped while waiting their turn\n", dropped, N);
+	CHECK(dropped == 0);
+	task_cost_ns = 0;
+	for (int i = 0; i < N; i++) {
+		wire_reader_reset(&r[i]);
+		close(fd[i]);
+	}
+	spin_until_clients(0);
+	server = control_server_free(server);
+}
+
 /* A SET_CLASS whose task the daemon is still reading waits, off the
  * loop's back, and the client's next request waits behind it. */
 static void test_class_wait(int fd)
@@ -687,6 +743,7 @@ int main(void)
 	if (geteuid() == 0) {
 		test_slots();
 		test_budget_privileged();
+		test_budget_queue_not_idle();
 	}
 	sd_event_unref(event);
 	return CHECK_EXIT();
