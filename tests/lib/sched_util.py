@@ -205,9 +205,9 @@ class Daemon:
         with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children", "rb") as f:
             return int(f.read().split()[0])
 
-    def ctl(self, *args, check=True):
+    def ctl(self, *args, check=True, timeout=10):
         p = subprocess.run([MUQSSCTL, "--socket", self.sock, *args], capture_output=True,
-                           text=True, errors="replace", timeout=10)
+                           text=True, errors="replace", timeout=timeout)
         if check and p.returncode:
             raise AssertionError(f"muqssctl {' '.join(args)}: {p.stderr}")
         return p
