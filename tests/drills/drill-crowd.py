@@ -9,7 +9,11 @@ host pause). Everything is left as it was at the end.
 
 The crowd wakes far more often than 16 tasks a CPU, so it is a swarm
 that the loop leaves to the kernel: the frame task is ISO, the class a
-user asks for to be protected whatever else runs."""
+user asks for to be protected whatever else runs.
+
+An ASan build on the proc connector cannot keep up with this crowd (all
+10,022 threads still active after the settle, the probe starved), so that
+one pairing skips: the plain build runs both sensors, ASan the bpf one."""
 
 import atexit
 import json
@@ -22,7 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
-                        skip_unless_root_on_two_cpus, wait_for, wait_free_pids, wait_probe)
+                        sanitized, skip_unless_root_on_two_cpus, wait_for, wait_free_pids,
+                        wait_probe)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -51,6 +56,9 @@ def main():
     skip = skip_unless_root_on_two_cpus()
     if skip:
         return skip
+    if sanitized() and os.environ.get("MUQSS_TEST_SENSOR") != "bpf":
+        print("skip: an ASan build on the proc connector cannot keep up with the crowd")
+        return 77
     if not wait_free_pids(PROCS * THREADS + 2000):
         return 77
     tmp = tempfile.mkdtemp(prefix="muqss-crowd-")

@@ -23,6 +23,12 @@ NCPU = os.cpu_count()
 term.exit_on_sigterm()
 
 
+def sanitized():
+    """muqssd was built with AddressSanitizer: two to three times slower."""
+    with open(MUQSSD, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def skip_unless_root_on_two_cpus():
     """77 (meson's skip) with the reason printed, or None: the drills are
     sized for 2 CPUs and need root."""
