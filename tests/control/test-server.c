@@ -384,6 +384,20 @@ static int drain_items(struct wire_reader *r, int fd)
 	return n;
 }
 
+/* n users, ten a uid from first_uid (under the per-uid cap), each asking
+ * for the task list. */
+static void users_list(int *fd, int n, uid_t first_uid)
+{
+	int added;
+
+	for (int i = 0; i < n; i++) {
+		fd[i] = connect_as(first_uid + (uid_t)i / 10, &added);
+		REQUIRE(added == 0);
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
+		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
+	}
+}
+
 /* Forty users' lists fill the share; root, coming last, is let in ahead
  * of them: most of them have had no turn when its answer comes. */
 static void test_budget_privileged(void)
@@ -399,13 +413,7 @@ static void test_budget_privileged(void)
 	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
 	task_count = 400;
 	task_cost_ns = 50 * 1000;
-	for (int i = 0; i < N; i++) {
-		/* Ten a uid: under the per-uid cap. */
-		fd[i] = connect_as(65500 + i / 10, &added);
-		REQUIRE(added == 0);
-		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
-		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
-	}
+	users_list(fd, N, 65500);
 	do {
 		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 20ULL * 1000 * 1000 * 1000);
 		spin(1);
@@ -449,19 +457,14 @@ static void test_budget_queue_not_idle(void)
 	enum { N = 120 };
 	struct control_options opts = { .no_listen = true, .idle_timeout_usec = 400 * 1000 };
 	struct wire_reader r[N] = { 0 };
-	int fd[N], ended = 0, dropped = 0, added;
+	int fd[N], ended = 0, dropped = 0;
 	bool done[N] = { false };
 	uint64_t start = now_nsec(CLOCK_MONOTONIC);
 
 	REQUIRE(control_server_new(&server, event, &opts, &ops, NULL) == 0);
 	task_count = 100;
 	task_cost_ns = 50 * 1000;
-	for (int i = 0; i < N; i++) {
-		fd[i] = connect_as(65400 + i / 10, &added);
-		REQUIRE(added == 0);
-		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_HELLO, "{}");
-		send_frame(fd[i], PROTOCOL_VERSION, MUQSS_MSG_TASKS, NULL);
-	}
+	users_list(fd, N, 65400);
 	while (ended + dropped < N) {
 		REQUIRE(now_nsec(CLOCK_MONOTONIC) - start < 60ULL * 1000 * 1000 * 1000);
 		CHECK(sd_event_run(event, 100 * 1000) >= 0);
