@@ -26,8 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 from sched_util import (BUILD, HOG, PROBE, Daemon, Scope, assert_clean,  # noqa: E402
-                        sanitized, skip_unless_root_on_two_cpus, wait_for, wait_free_pids,
-                        wait_probe)
+                        release_fifo, sanitized, skip_unless_root_on_two_cpus, wait_for,
+                        wait_free_pids, wait_probe)
 sys.path.insert(0, HERE)
 import wire  # noqa: E402
 
@@ -107,10 +107,7 @@ def main():
         assert tracking["count"] >= PROCS * THREADS, "the crowd is not all there"
         d.ctl("iso", str(probe))
         before = tick_status(d)
-        # Non-blocking: ENXIO, not a hang, should the launcher be gone.
-        go = os.open(f"{tmp}/go", os.O_WRONLY | os.O_NONBLOCK)
-        os.write(go, b"go\n")
-        os.close(go)
+        release_fifo(f"{tmp}/go")
         got = wait_probe(f"{tmp}/probe.json", time.monotonic() + WINDOW_S + 20)
         after = tick_status(d)
         over = after["over_bound"] - before["over_bound"]

@@ -19,7 +19,7 @@ import tempfile
 import time
 
 from sched_util import (BUILD, HOG, MUQSSCTL, NCPU, PROBE, Daemon, Scope,  # noqa: E402
-                        wait_free_pids, wait_probe)
+                        release_fifo, wait_free_pids, wait_probe)
 
 HELPER = os.path.join(BUILD, "tests", "track", "track-helper")
 PROCS, THREADS = 100, 200
@@ -30,13 +30,6 @@ LIMIT = SETTLE_S + IDLE_WAIT_S + 2 * (WINDOW_S + 3) + 80
 def ctl(sock, *args, timeout=30):
     return subprocess.run([MUQSSCTL, "--socket", sock, *args], capture_output=True,
                           timeout=timeout)
-
-
-def go(fifo):
-    """Starts the probe waiting on fifo; ENXIO, not a hang, if it is gone."""
-    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-    os.write(fd, b"go\n")
-    os.close(fd)
 
 
 def cpu_ticks(pid):
@@ -99,9 +92,9 @@ def main():
                 break
             time.sleep(1)
         print(f"{active} tasks active after {time.monotonic() - t_idle:.1f} s more", flush=True)
-        go(f"{tmp}/quiet.go")
+        release_fifo(f"{tmp}/quiet.go")
         quiet = wait_probe(f"{tmp}/quiet.json", time.monotonic() + WINDOW_S + 10)
-        go(f"{tmp}/busy.go")
+        release_fifo(f"{tmp}/busy.go")
         time.sleep(0.3)
         ticks0 = cpu_ticks(d.pid)
         t_clients = time.monotonic()

@@ -327,6 +327,16 @@ def wait_for(cond, secs=10, step=0.05):
     return cond()
 
 
+def release_fifo(fifo):
+    """Lets go a process blocked reading fifo (a probe's launcher waiting
+    with `read -r _ < fifo`); ENXIO, not a hang, if it is gone."""
+    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        os.write(fd, b"go\n")
+    finally:
+        os.close(fd)
+
+
 def wait_probe(path, deadline):
     """A probe's JSON result at path, once it is written whole; fails at
     deadline (time.monotonic())."""
