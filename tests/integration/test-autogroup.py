@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sched_util import HOG, MUQSSD, Daemon, Scope, assert_clean  # noqa: E402
+from sched_util import HOG, MUQSSD, Daemon, Scope, assert_clean, sanitized  # noqa: E402
 
 SECONDS = 4
 SYSCTL = "/proc/sys/kernel/sched_autogroup_enabled"
@@ -89,11 +89,6 @@ def restored_after_kill():
         scope.close()
 
 
-def instrumented(binary):
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def main():
     if os.geteuid() != 0:
         print("needs root")
@@ -116,7 +111,7 @@ def main():
     print(f"nice 19 beside nice 0 on one CPU: {same:.1f}% in one session, "
           f"{apart:.1f}% in two sessions, {off:.1f}% in two sessions with autogroup = off")
     # MuQSS's nice 19 share is about 3% (CFS alone: 1.4%); 50% is equal.
-    if instrumented(HOG):
+    if sanitized(HOG):
         # The hogs are built with ASan too, and an instrumented hog's own
         # CPU figure gives nice 19 12-15% under the same daemon that gives
         # a plain hog 3%: the share is the plain build's to assert.
@@ -124,7 +119,7 @@ def main():
     else:
         assert same < 10, f"one session: nice 19 got {same:.1f}%, expected MuQSS's ~3%"
     assert apart > 35, f"two sessions: nice 19 got {apart:.1f}%, expected an equal share"
-    if not instrumented(HOG):
+    if not sanitized(HOG):
         # The same share as in one session: MuQSS's ~3% (2-5% on an idle
         # machine); the bound is the one-session check's.
         assert off < 10, f"two sessions, autogroup off: nice 19 got {off:.1f}%, expected ~3%"

@@ -23,9 +23,10 @@ NCPU = os.cpu_count()
 term.exit_on_sigterm()
 
 
-def sanitized():
-    """muqssd was built with AddressSanitizer: two to three times slower."""
-    with open(MUQSSD, "rb") as f:
+def sanitized(binary=MUQSSD):
+    """binary (muqssd unless named) was built with AddressSanitizer: two
+    to three times slower."""
+    with open(binary, "rb") as f:
         return b"__asan_init" in f.read()
 
 

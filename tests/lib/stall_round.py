@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 
-from sched_util import MUQSSCTL, PROBE, Daemon, Scope, assert_clean, threads_of
+from sched_util import MUQSSCTL, PROBE, Daemon, Scope, assert_clean, release_fifo, threads_of
 
 SECONDS = 6
 HOGS = 8
@@ -70,14 +70,12 @@ def go(path, timeout=10.0):
     deadline = time.monotonic() + timeout
     while True:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-            break
+            release_fifo(path)
+            return
         except OSError:
             if time.monotonic() > deadline:
                 raise RuntimeError("the scope root never read its go fifo")
             time.sleep(0.01)
-    os.write(fd, b"go\n")
-    os.close(fd)
 
 
 def ctl_status(d):

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from sched_util import report
+from sched_util import report, sanitized
 from trackharness import MUQSSD, Scope, log
 import wire  # noqa: E402 (on the path through trackharness)
 
@@ -54,11 +54,6 @@ def held_by(pid):
 PEAK_RSS_KIB = 8 * 1024
 
 
-def instrumented(binary):
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 failures = []
 for how in (signal.SIGTERM, signal.SIGKILL):
     s = Scope(["--sensor", "bpf"])
@@ -71,7 +66,7 @@ for how in (signal.SIGTERM, signal.SIGKILL):
                             f"{len(maps)} maps")
         peak = wire.rss_kib(s.daemon_pid, "VmHWM")
         log(how.name, "daemon peak RSS", peak, "KiB")
-        if peak > PEAK_RSS_KIB and not instrumented(MUQSSD):
+        if peak > PEAK_RSS_KIB and not sanitized(MUQSSD):
             failures.append(f"{how.name}: the daemon's peak RSS is {peak} KiB, over "
                             f"{PEAK_RSS_KIB} KiB")
         os.kill(s.daemon_pid, how)
