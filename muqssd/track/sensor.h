@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "procfs_parse.h"
 #include "scope.h"
 
 struct sensor;
@@ -29,7 +30,11 @@ struct sensor;
 #define SENSOR_EVENT_LOCK_WAIT 0x00020000u
 #define SENSOR_EVENT_LOCK_DONE 0x00030000u
 
-typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
+/* st: for a fork's child or an exec'd task, its stat as the kernel told
+ * it at the event (bpf), so nothing need read it; NULL when the sensor
+ * tells none (the connector, other events). */
+typedef void (*sensor_event_func_t)(const struct proc_event *ev, const struct procfs_stat *st,
+				    void *userdata);
 
 /* Opens the sensor asked for (auto: bpf, else connector). One that cannot
  * be used logs one notice that says why, and the next is tried: bpf, then

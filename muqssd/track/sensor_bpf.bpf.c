@@ -81,7 +81,23 @@ static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	__builtin_memcpy(e->comm, task->comm, sizeof(e->comm));
 	e->filename[0] = '\0';
+	e->stat.valid = 0;
 	return e;
+}
+
+/* What /proc/<tid>/stat would show of task now (fs/proc/array.c): the
+ * daemon then reads no stat for its fork or exec. */
+static __always_inline void set_stat(struct sensor_bpf_event *e, struct task_struct *task)
+{
+	e->stat.start_boottime = task->start_boottime;
+	e->stat.flags = task->flags;
+	e->stat.ppid = pidns_tgid(task->real_parent);
+	e->stat.sid = pidns_nr(BPF_CORE_READ(task, signal, pids[PIDTYPE_SID]));
+	e->stat.policy = task->policy;
+	e->stat.rt_priority = task->rt_priority;
+	e->stat.nice = task->static_prio - 120; /* PRIO_TO_NICE */
+	e->stat.cpu = bpf_get_smp_processor_id();
+	e->stat.valid = 1;
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -118,6 +134,7 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 	real_parent = child->real_parent;
 	e->ptid = pidns_tid(real_parent);
 	e->ptgid = pidns_tgid(real_parent);
+	set_stat(e, child);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -135,6 +152,7 @@ int BPF_PROG(muqss_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), bprm->filename);
 	/* A set-id binary's: told now, not at the next switch. */
 	set_creds(e, task->real_cred);
+	set_stat(e, task);
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

@@ -274,6 +274,8 @@ uint64_t tracker_events(const struct tracker *t);
 uint64_t tracker_loop_stat_reads(const struct tracker *t);
 /* New tasks' stat reads that waited for room in the reader's queue. */
 uint64_t tracker_deferred_stat_reads(const struct tracker *t);
+/* New tasks whose stat came with their event (bpf), with no read. */
+uint64_t tracker_stats_told(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* The sensor in use: "bpf", "connector" or "poll". */
 const char *tracker_sensor(const struct tracker *t);
