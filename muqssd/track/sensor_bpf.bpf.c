@@ -85,6 +85,22 @@ static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_
 	return e;
 }
 
+/* Every wake-up of the daemon costs a context switch each way. A fork or
+ * an exit can wait for the next one, or the next tick, which reads the
+ * buffer first (records stay in order); an exec (its rule is due before
+ * the program's main()), a wake-up or a lock cannot. An urgent record
+ * must force the wake-up: the default one comes only when the reader
+ * has read everything before it. So does a buffer this far behind. */
+#define LAZY_BYTES_MAX (64 * (sizeof(struct sensor_bpf_event) + 8))
+
+static __always_inline void submit(struct sensor_bpf_event *e, bool urgent)
+{
+	if (!urgent && bpf_ringbuf_query(&muqss_events, BPF_RB_AVAIL_DATA) < LAZY_BYTES_MAX)
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	else
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
 /* What /proc/<tid>/stat would show of task now (fs/proc/array.c): the
  * daemon then reads no stat for its fork or exec. */
 static __always_inline void set_stat(struct sensor_bpf_event *e, struct task_struct *task)
@@ -135,7 +151,7 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 	e->ptid = pidns_tid(real_parent);
 	e->ptgid = pidns_tgid(real_parent);
 	set_stat(e, child);
-	bpf_ringbuf_submit(e, 0);
+	submit(e, false);
 	return 0;
 }
 
@@ -153,7 +169,7 @@ int BPF_PROG(muqss_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	/* A set-id binary's: told now, not at the next switch. */
 	set_creds(e, task->real_cred);
 	set_stat(e, task);
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 	return 0;
 }
 
@@ -166,7 +182,7 @@ int BPF_PROG(muqss_exit, struct task_struct *task)
 		return 0;
 	e = reserve(SENSOR_BPF_EXIT, task);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit(e, false);
 	return 0;
 }
 
@@ -185,7 +201,7 @@ int BPF_PROG(muqss_rename, struct task_struct *task, const char *comm)
 		return 0;
 	/* The tracepoint fires before the copy: the new name is comm. */
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 	return 0;
 }
 
@@ -214,7 +230,7 @@ static __always_inline void check_creds(struct sensor_bpf_task *v, struct task_s
 	if (!e)
 		return;
 	set_creds(e, c);
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 }
 
 /* With scope_all every user task gets its storage at its first switch;
@@ -385,7 +401,7 @@ static __always_inline void lock_out(struct sensor_bpf_task *v, struct task_stru
 		return;
 	e->ptid = holder;
 	e->ptgid = e->tgid;
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 	v->lock_told = 1;
 }
 
@@ -400,7 +416,7 @@ static __always_inline void lock_in(struct sensor_bpf_task *w, struct task_struc
 	w->lock_told = 0;
 	e = reserve(SENSOR_BPF_LOCK_DONE, next);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit(e, true);
 }
 
 /* The hottest hook: one lookup for each of prev and next, and out at
@@ -474,7 +490,7 @@ static __always_inline void woken(struct task_struct *p, bool new)
 		struct sensor_bpf_event *e = reserve(SENSOR_BPF_WAKE, p);
 
 		if (e)
-			bpf_ringbuf_submit(e, 0);
+			submit(e, true);
 	}
 	v->wake_ns = now;
 	v->woken = 1;

@@ -137,6 +137,10 @@ void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb
  * and the stat reads back so far (a read still out is not waited for:
  * it may wait on an exec). For a snapshot: a dump, a test. */
 int tracker_flush(struct tracker *t);
+/* Applies up to a batch of queued events, as their fd's wake-up does.
+ * The bpf sensor wakes nobody for a fork or an exit: the tick calls this
+ * first, so its table holds them. Not from inside an event's callback. */
+void tracker_receive(struct tracker *t);
 /* New tasks' stat is read on threads of their own (see stat_worker.h),
  * at SCHED_FIFO fifo_prio when allowed: above the boosts, so the tasks
  * they find are not starved of news, and below the loop. Before

@@ -323,11 +323,12 @@ static void on_event(const struct proc_event *ev, const struct procfs_stat *st, 
 	}
 }
 
-static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+void tracker_receive(struct tracker *t)
 {
-	struct tracker *t = userdata;
 	int r;
 
+	if (!t->sensor)
+		return;
 	/* A bounded batch per wakeup keeps the loop responsive in a storm;
 	 * the source stays readable, so the rest comes next iteration. */
 	r = sensor_receive(t->sensor, EVENTS_PER_WAKEUP, on_event, t);
@@ -335,6 +336,11 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		tracker_schedule_recovery(t);
 	else if (r < 0)
 		log_warning_errno(r, "cannot read the %s sensor, ignoring: %m", tracker_sensor(t));
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	tracker_receive(userdata);
 	return 0;
 }
 
