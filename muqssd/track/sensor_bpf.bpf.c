@@ -85,10 +85,10 @@ static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_
 	return e;
 }
 
-/* Every wake-up of the daemon costs a context switch each way. A fork or
- * an exit can wait for the next one, or the next tick, which reads the
- * buffer first (records stay in order); an exec (its rule is due before
- * the program's main()), a wake-up or a lock cannot. An urgent record
+/* Every wake-up of the daemon costs a context switch each way. A fork, an
+ * exit or a thread's rename can wait for the next one, or the next tick,
+ * which reads the buffer first (records stay in order); an exec (its rule
+ * is due before the program's main()), a wake-up or a lock cannot. An urgent record
  * must force the wake-up: the default one comes only when the reader
  * has read everything before it. So does a buffer this far behind. */
 #define LAZY_BYTES_MAX (64 * (sizeof(struct sensor_bpf_event) + 8))
@@ -201,7 +201,9 @@ int BPF_PROG(muqss_rename, struct task_struct *task, const char *comm)
 		return 0;
 	/* The tracepoint fires before the copy: the new name is comm. */
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
-	submit(e, true);
+	/* Rules match a process by its main thread's name: a thread that
+	 * names itself (most do, once, at their start) can wait. */
+	submit(e, task->pid == task->tgid);
 	return 0;
 }
 
