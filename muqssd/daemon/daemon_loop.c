@@ -377,6 +377,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	if (d->tracker)
 		tracker_receive(d->tracker);
 	now = now_nsec(CLOCK_MONOTONIC);
+	if (d->tracker)
+		tracker_wake_tick(d->tracker, now);
 	deadman_kick(d->deadman, now + bound, "in its tick");
 	take_over(d, now);
 	if (d->test_stall_ns && d->test_stall_pending) {

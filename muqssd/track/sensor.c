@@ -199,11 +199,12 @@ int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_
 	return -EOPNOTSUPP;
 }
 
-int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS])
+int sensor_class_wake_hists(struct sensor *s,
+			    uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS])
 {
 #ifdef HAVE_BPF
 	if (s && s->bpf)
-		return sensor_bpf_class_wake_hist(s->bpf, cls, ret);
+		return sensor_bpf_class_wake_hists(s->bpf, ret);
 #endif
 	return -EOPNOTSUPP;
 }

@@ -105,5 +105,7 @@ int sensor_task_pidfd(pid_t tid);
 int sensor_set_class(struct sensor *s, int pidfd, unsigned cls);
 /* The task's histogram since it came in scope; errors as sensor_counters(). */
 int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS]);
-/* Class cls's histogram since the sensor opened, summed over the CPUs. */
-int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS]);
+/* Every class's histogram since the sensor opened, summed over the CPUs:
+ * one bpf() call. */
+int sensor_class_wake_hists(struct sensor *s,
+			    uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS]);

@@ -387,28 +387,30 @@ int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd, uint64_t ret[SENS
 	return 0;
 }
 
-int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
-			       uint64_t ret[SENSOR_WAKE_BUCKETS])
+int sensor_bpf_class_wake_hists(struct sensor_bpf *b,
+				uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS])
 {
-	int ncpu = libbpf_num_possible_cpus();
+	int ncpu = libbpf_num_possible_cpus(), r = 0;
+	uint32_t keys[SENSOR_BPF_CLASSES], out_batch, count = SENSOR_BPF_CLASSES;
 	struct sensor_bpf_wake_hist *per_cpu;
-	uint32_t key = cls;
 
 	if (ncpu <= 0)
 		return ncpu < 0 ? ncpu : -EINVAL;
-	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	/* Class by class, each value one per possible CPU. */
+	per_cpu = calloc((size_t)SENSOR_BPF_CLASSES * (size_t)ncpu, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_WAKE_CLASS], &key, per_cpu) < 0) {
-		int r = -errno;
-
-		free(per_cpu);
-		return r;
-	}
-	memset(ret, 0, SENSOR_WAKE_BUCKETS * sizeof(*ret));
-	for (int c = 0; c < ncpu; c++)
-		for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
-			ret[i] += per_cpu[c].bucket[i];
+	/* The whole array at once; ENOENT only says there is no more. */
+	if (bpf_map_lookup_batch(b->fds.map[SENSOR_BPF_FD_WAKE_CLASS], NULL, &out_batch, keys,
+				 per_cpu, &count, NULL) < 0 && errno != ENOENT)
+		r = -errno;
+	else if (count != SENSOR_BPF_CLASSES)
+		r = -EIO;
+	memset(ret, 0, SENSOR_WAKE_CLASSES * sizeof(*ret));
+	for (uint32_t k = 0; r == 0 && k < count; k++)
+		for (int c = 0; c < ncpu; c++)
+			for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
+				ret[keys[k]][i] += per_cpu[k * (size_t)ncpu + (size_t)c].bucket[i];
 	free(per_cpu);
-	return 0;
+	return r;
 }

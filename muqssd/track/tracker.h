@@ -256,6 +256,9 @@ int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigne
  * log2_hist.h): -EOPNOTSUPP without the bpf sensor. */
 int tracker_wake_window(const struct tracker *t, unsigned cls,
 			uint64_t ret[LOG2_HIST_BUCKETS]);
+/* For the tick, which comes at least once a second: a snapshot of the
+ * histograms when a second has passed since the last. */
+void tracker_wake_tick(struct tracker *t, uint64_t now_ns);
 /* Adds key: {"p50_us", "p99_us", "max_us", "count"} of hist to parent:
  * each figure the upper bound of its log2 bucket. 0 or -ENOMEM. */
 int tracker_wake_json(cJSON *parent, const char *key, const uint64_t hist[LOG2_HIST_BUCKETS]);

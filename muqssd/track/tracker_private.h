@@ -209,7 +209,7 @@ int tracker_attach_sensor(struct tracker *t);
 void tracker_close_pidfd(struct tracker *t, struct tracked_task *task);
 
 /* tracker_wake.c: with the bpf sensor, snapshots its wake latency
- * histograms once a second (tracker_wake_window()); a no-op otherwise. */
+ * histograms once a second (tracker_wake_tick()); a no-op otherwise. */
 int tracker_wake_start(struct tracker *t);
 void tracker_wake_stop(struct tracker *t);
 
