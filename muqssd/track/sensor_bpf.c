@@ -407,7 +407,7 @@ int sensor_bpf_class_wake_hists(struct sensor_bpf *b,
 	else if (count != SENSOR_BPF_CLASSES)
 		r = -EIO;
 	memset(ret, 0, SENSOR_WAKE_CLASSES * sizeof(*ret));
-	for (uint32_t k = 0; r == 0 && k < count; k++)
+	for (uint32_t k = 0; r == 0 && k < count && keys[k] < SENSOR_WAKE_CLASSES; k++)
 		for (int c = 0; c < ncpu; c++)
 			for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
 				ret[keys[k]][i] += per_cpu[k * (size_t)ncpu + (size_t)c].bucket[i];
