@@ -264,6 +264,11 @@ uint64_t deadman_trips(const struct deadman *d)
 	return d ? atomic_load(&d->trips) : 0;
 }
 
+bool deadman_full(const struct deadman *d)
+{
+	return d && d->free_top == 0;
+}
+
 static int slot_take(struct deadman *d)
 {
 	return d->free_top ? d->free_list[--d->free_top] : -ENOSPC;

@@ -42,6 +42,8 @@ void deadman_kick(struct deadman *d, uint64_t deadline_ns, const char *phase);
 /* Called by the loop: true once after each trip, with what it did. */
 bool deadman_take_trip(struct deadman *d, struct deadman_trip *ret);
 uint64_t deadman_trips(const struct deadman *d);
+/* Every slot taken: the next note gets -ENOSPC. */
+bool deadman_full(const struct deadman *d);
 
 /* Slots, filled by the enforcer before it boosts or stops a task (so a
  * trip can undo a change the loop was just making) and freed after it

@@ -73,6 +73,11 @@ struct enforce_task *enforcer_find(struct enforcer *e, pid_t tid);
  * wrote: the write took time, so the caller checks the start time again. */
 int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force);
 int enforcer_refuse(struct enforcer *e, pid_t tid, enum enforce_refusal why);
+/* No slot, no change: with the deadman's table full, a new boost or pin
+ * is refused before any work for it (a table that stayed full cost each
+ * tick a record and a /proc read for every task it wanted to pin). */
+enum enforce_room { ENFORCE_ROOM_BOOST, ENFORCE_ROOM_PIN };
+bool enforcer_no_room(struct enforcer *e, pid_t tid, enum enforce_room what);
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD 0200 /* O_EXCL: a pidfd for one thread (6.9) */

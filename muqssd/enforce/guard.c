@@ -212,6 +212,19 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 	return 0;
 }
 
+bool enforcer_no_room(struct enforcer *e, pid_t tid, enum enforce_room what)
+{
+	const struct enforce_task *t;
+
+	if (!e->deadman || !deadman_full(e->deadman))
+		return false;
+	/* A change the deadman already holds a slot for needs no other. */
+	t = enforcer_find(e, tid);
+	if (!t)
+		return true;
+	return what == ENFORCE_ROOM_PIN ? !t->pinned : !t->dm_boost;
+}
+
 int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force)
 {
 	int r;

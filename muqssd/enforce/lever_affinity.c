@@ -45,6 +45,8 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 	cpu_set_t want;
 	int r, wrote, slot = 0;
 
+	if (enforcer_no_room(e, target->tid, ENFORCE_ROOM_PIN))
+		return -ENOSPC;
 	r = enforcer_task(e, target, true, &t, &st);
 	if (r < 0)
 		return r;

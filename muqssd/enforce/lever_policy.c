@@ -180,6 +180,8 @@ int enforce_boost(struct enforcer *e, const struct enforce_target *target, int f
 
 	if (fifo_prio < ENFORCE_BOOST_PRIO_MIN || fifo_prio > ENFORCE_BOOST_PRIO_MAX)
 		return -EINVAL;
+	if (enforcer_no_room(e, target->tid, ENFORCE_ROOM_BOOST))
+		return -ENOSPC;
 	r = policy_task(e, target, &t);
 	if (r < 0)
 		return r;
