@@ -170,8 +170,10 @@ static void account_task(struct tracked_task *tt, void *userdata)
 			contention_count(l, m, settled);
 		return;
 	}
+	/* A thread still waiting for its first run counts too: a pool of
+	 * them just started is a crowd before any of it has run. */
 	if ((m->st.class == SCHED_CLASS_NORMAL || m->st.class == SCHED_CLASS_BATCH) &&
-	    now - m->last_ran_ns < SWARM_WINDOW_NS)
+	    (now - m->last_ran_ns < SWARM_WINDOW_NS || (runnable && !m->last_ran_ns)))
 		l->recent_sleepers++;
 	place(l, m, runnable, now);
 }

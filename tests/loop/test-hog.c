@@ -336,6 +336,44 @@ static void test_swarm(void)
 	fk_done(&fk);
 }
 
+/* A crowd that has not run yet is a swarm too. Beside a settled hog,
+ * more than SWARM_PER_CPU new threads a CPU, runnable and waiting for
+ * their first run (a pool just started), get no pin and no boost.
+ * Counted only once they ran, they were pinned one by one until the
+ * deadman's table was full (CI of 4494d3e, drill-crowd-bpf). */
+static void test_swarm_not_yet_run(void)
+{
+	enum { N = 2 * SWARM_PER_CPU + 8 };
+	struct fk_task *t;
+
+	fk_init(&fk, "pu:2");
+	fk_add_hog(&fk, 100);
+	fk_start(&fk, 1000 * MS);
+	fk_run(&fk, 100 * MS);
+	CHECK(fk_view(&fk, 100).hog);
+	for (int i = 0; i < N; i++) {
+		t = fk_add(&fk, 200 + i, 200, 1, "pool");
+		t->tt.flags |= TASK_FLAG_FORKNOEXEC;
+		fk_set_state(&fk, 200 + i, 'R', 0);
+		(void)loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now);
+	}
+	/* The tick that meets them judges the swarm at its end: it may
+	 * boost what the core picked for each CPU (its running task and
+	 * the next), and the next tick gives that back. */
+	for (int n = 0; n < 50; n++) {
+		unsigned boosted = 0;
+
+		fk_tick(&fk, 2 * MS);
+		CHECK(fk.loop->swarm);
+		for (int i = 0; i < N; i++) {
+			CHECK(!fk_get(&fk, 200 + i)->pinned);
+			boosted += fk_get(&fk, 200 + i)->boost_prio != 0;
+		}
+		CHECK(boosted <= (n ? 0 : 2 * 2));
+	}
+	fk_done(&fk);
+}
+
 /* A load that starts while the tick is calm (50 ms apart) is seen at once:
  * each new task, at its fork or exec, brings the tick forward. A stream of
  * short processes (a configure script) finds no contention, and pulls the
@@ -634,6 +672,7 @@ int main(void)
 	test_born_hogs_counted_early();
 	test_busy_worker_is_no_hog();
 	test_swarm();
+	test_swarm_not_yet_run();
 	test_new_work_pulls_calm_tick();
 	test_hog_nice();
 	test_sleeper_beside_hogs();
