@@ -34,6 +34,7 @@ struct enforcer {
 	bool slice_supported;
 	uint64_t default_slice_ns;
 	bool rt_group_explained;
+	bool dm_full_told;	/* the deadman's table is full, and we said so */
 	enum enforce_refusal last_refusal;
 	size_t count;
 	struct deadman *deadman; /* NULL: no deadman */

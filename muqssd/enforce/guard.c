@@ -216,13 +216,22 @@ bool enforcer_no_room(struct enforcer *e, pid_t tid, enum enforce_room what)
 {
 	const struct enforce_task *t;
 
-	if (!e->deadman || !deadman_full(e->deadman))
+	if (!e->deadman || !deadman_full(e->deadman)) {
+		e->dm_full_told = false;
 		return false;
-	/* A change the deadman already holds a slot for needs no other. */
+	}
+	/* A task already pinned (boosted) goes on: its change may need no
+	 * new slot, and where it does the note itself says no. */
 	t = enforcer_find(e, tid);
-	if (!t)
-		return true;
-	return what == ENFORCE_ROOM_PIN ? !t->pinned : !t->dm_boost;
+	if (t && (what == ENFORCE_ROOM_PIN ? t->pinned : t->dm_boost))
+		return false;
+	if (!e->dm_full_told) {
+		e->dm_full_told = true;
+		log_warning("the deadman's table is full (%d boosts, pins, slices and stops to "
+			    "undo): new boosts and pins are refused until some end",
+			    DEADMAN_SLOTS);
+	}
+	return true;
 }
 
 int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, bool force)

@@ -12,9 +12,7 @@ static void lever_failed(struct managed_task *m, const char *lever, int r)
 {
 	if (r != -ESRCH)
 		log_task(LOG_LEVEL_WARNING, m->target.tid, m->tt->comm, sched_class_name(m->st.class),
-			 lever, "cannot %s: %s, ignoring", lever,
-			 r == -ENOSPC ? "the deadman's table of changes to undo is full"
-				      : strerror(-r));
+			 lever, "cannot %s: %s, ignoring", lever, strerror(-r));
 }
 
 void managed_boost(struct loop *l, struct managed_task *m, int prio)

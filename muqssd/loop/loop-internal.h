@@ -81,11 +81,12 @@ _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_
  * HOG_SETTLED_NS: one that waits that long for a CPU waits in a crowd. */
 #define HOG_BORN_WATCH_NS TICK_ACTIVE_NS
 /* A swarm: more than SWARM_PER_CPU normal tasks per CPU that are no
- * hogs ran within SWARM_WINDOW_NS (hackbench, a parallel build's
- * shells, a thread pool). The kernel orders so many equals as well as
- * the core would, and a pin and a boost for each would cost more than
- * any of them gains: normal work is left to the kernel (ISO keeps its
- * edge), and the tick slows to TICK_SWARM_NS. */
+ * hogs ran within SWARM_WINDOW_NS, or wait for their first run
+ * (hackbench, a parallel build's shells, a thread pool). The kernel
+ * orders so many equals as well as the core would, and a pin and a
+ * boost for each would cost more than any of them gains: normal work is
+ * left to the kernel (ISO keeps its edge), and the tick slows to
+ * TICK_SWARM_NS. */
 #define SWARM_PER_CPU 16
 #define SWARM_WINDOW_NS (50ULL * 1000 * 1000)
 #define TICK_SWARM_NS (200ULL * 1000 * 1000)
@@ -177,7 +178,7 @@ struct loop {
 	unsigned settled_float, contend_float;
 	uint64_t next_settle_ns;	/* this tick: when the next hog settles, or 0 */
 	bool born_pending;	/* this tick: a task may turn out a hog from birth */
-	unsigned recent_sleepers;	/* this tick: for the swarm test */
+	unsigned recent_sleepers;	/* this tick, with the never run: for the swarm test */
 	bool swarm;			/* as the last tick found */
 	uint64_t swarm_thin_since_ns;	/* a swarm's count low since, or 0 */
 	unsigned *wake_boosts;	/* per CPU: sleepers waiting boosted this tick */
