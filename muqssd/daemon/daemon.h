@@ -24,6 +24,9 @@ struct daemon_counters {
 	uint64_t reloads;
 	uint64_t ticks;
 	uint64_t ticks_over_bound;	/* late or long past the deadman's bound */
+	/* Of those, the ones the loop was ready for in time: it waited for
+	 * the kernel or the host to run it, not for its own work. */
+	uint64_t ticks_over_bound_held;
 	uint64_t deadman_trips;
 	/* A rule needed a command line no reader had read (a comm change,
 	 * a rescan): the task kept its class rather than the loop read it. */
@@ -54,6 +57,8 @@ struct daemon {
 	uint64_t tick_lateness_max_us;
 	uint64_t tick_took_max_us;	/* the longest tick, start to end */
 	uint64_t last_late_log_ns;
+	uint64_t tick_due_ns;
+	uint64_t own_late_ns;		/* our handlers' time past tick_due_ns */
 	uint64_t last_trip_log_ns;
 	uint64_t test_stall_ns;		/* MUQSSD_TEST_STALL_MS: the test hook */
 	bool test_stall_pending;

@@ -389,8 +389,30 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	daemon_lateness_note(d, usec ? usec * 1000 : now, now, took);
 	now = now_nsec(CLOCK_MONOTONIC);
 	deadman_kick(d->deadman, now + next_ns + bound, "between ticks");
-	(void)sd_event_source_set_time(s, now / 1000 + next_ns / 1000);
+	d->tick_due_ns = (now / 1000 + next_ns / 1000) * 1000;
+	d->own_late_ns = 0;
+	(void)sd_event_source_set_time(s, d->tick_due_ns / 1000);
 	return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Runs as the loop goes to wait for events, after each handler: the time
+ * since the loop last woke was our own work. The part of it past the
+ * tick's due time is ours in the tick's lateness; the rest of that
+ * lateness the loop waited to be run (for the kernel or the host). A
+ * wait cut short by a signal leaves no wake time: that lateness counts
+ * as ours, the side to err on. */
+static int on_tick_prepare(sd_event_source *s, void *userdata)
+{
+	struct daemon *d = userdata;
+	uint64_t now = now_nsec(CLOCK_MONOTONIC), woke_us, from;
+
+	if (!d->tick_due_ns || now <= d->tick_due_ns ||
+	    sd_event_now(d->event, CLOCK_MONOTONIC, &woke_us) < 0)
+		return 0;
+	from = woke_us * 1000 > d->tick_due_ns ? woke_us * 1000 : d->tick_due_ns;
+	if (now > from)
+		d->own_late_ns += now - from;
+	return 0;
 }
 
 /* Test hook (MUQSSD_TEST_STALL_MS in the environment at start): SIGUSR2
@@ -471,6 +493,9 @@ int daemon_loop_start(struct daemon *d)
 	 * them would hold every boost unchecked), right after the proc
 	 * connector's events, which keep the table fresh for it. */
 	(void)sd_event_source_set_priority(d->tick, SD_EVENT_PRIORITY_IMPORTANT + 1);
+	r = sd_event_source_set_prepare(d->tick, on_tick_prepare);
+	if (r < 0)
+		return log_error_errno(r, "cannot watch the loop's idle times: %m");
 	log_info("scheduler: %d CPUs, rr_interval %u ms, EEVDF slice %s", loop_nr_cpus(d->loop),
 		 d->config.tunables.rr_interval_ms,
 		 enforce_slice_supported(d->enf) ? "supported" : "unsupported");

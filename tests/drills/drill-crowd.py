@@ -18,7 +18,14 @@ An ASan build runs two to three times slower, the crowd's own wakers
 too: there a third of them wake (the table stays 10,000 threads; in CI,
 1,000 ASan wakers starved the probe and the observer for a minute), and
 one or two of the window's 11,000 ticks may pass the bound (CI of
-62d30fe: one of 23.5 ms against 20). The plain build holds it at none."""
+62d30fe: one of 23.5 ms against 20). The plain build holds it at none.
+
+One tick a window may run late while the loop was ready for it in time
+(status tick.over_bound_held): the host or the kernel held every CPU.
+This VM's kernel runs with "Dynamic Preempt: none", and in CI of
+2695c9c the deadman thread, at the highest priority we have, woke 11 ms
+after its own deadline while the tick ran 34 ms late: nothing of ours
+could have run. The daemon's own work past the bound counts in full."""
 
 import atexit
 import json
@@ -43,6 +50,7 @@ SETTLE_S = float(os.environ.get("MUQSS_CROWD_SETTLE_S", "15"))
 WINDOW_S = float(os.environ.get("MUQSS_CROWD_WINDOW_S", "60"))
 LIMIT = int(SETTLE_S + WINDOW_S + 40)
 ASAN_OVER = 2
+HELD_OVER = 1
 
 
 def logged(path, what):
@@ -130,9 +138,11 @@ def main():
         got = wait_probe(f"{tmp}/probe.json", time.monotonic() + WINDOW_S + 20)
         after = tick_status(d)
         over = after["over_bound"] - before["over_bound"]
+        held = after["over_bound_held"] - before["over_bound_held"]
         trips = after["deadman_trips"] - before["deadman_trips"]
         print(f"window {WINDOW_S:.0f} s: {after['count'] - before['count']} ticks, "
-              f"{over} over the bound ({after['bound_us']} us), {trips} deadman trips, "
+              f"{over} over the bound ({after['bound_us']} us; {held} of them held with the "
+              f"loop ready), {trips} deadman trips, "
               f"longest tick since start {after['took_max_us']} us; frame task: "
               f"{got['missed']} of {got['frames']} frames missed, wake p99 {got['wake_p99_us']} us, max {got['wake_max_us']} us",
               flush=True)
@@ -142,8 +152,9 @@ def main():
                     print(line.decode(errors="replace").rstrip())
         assert got["frames"] > 0, got
         allowed = ASAN_OVER if sanitized() else 0
-        assert over <= allowed, f"{over} ticks over the bound"
-        assert trips <= allowed, f"{trips} deadman trips"
+        assert held <= HELD_OVER, f"{held} ticks held past the bound with the loop ready"
+        assert over - held <= allowed, f"{over - held} ticks over the bound by our own work"
+        assert trips <= allowed + held, f"{trips} deadman trips"
         # One host pause on a VM (the loop on time throughout) can cost a
         # frame or two; stock misses about 30% beside 8 hogs.
         assert got["missed"] <= got["frames"] // 500, f"{got['missed']} frames missed"
