@@ -39,9 +39,9 @@ def iso_share(b, d, ncpu, step=0.5):
             got["_stopped"] = stopped
             return sum(seen.values())
 
-        # The ISO hogs would starve a normal-class sampler: read at FIFO 10
+        # The ISO hogs would starve a normal-class sampler: read at FIFO 18
         # (muqssctl inherits it), back to normal once done.
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(18))
         try:
             got["tunables"] = json.loads(daemon.ctl("--json", "status").stdout)["tunables"]
             sample(daemon, iso_cpu)

@@ -298,9 +298,9 @@ def runaway(b, cfg, ncpu, tone_path, window=5.0):
         before = dict(seen)
         t0 = time.monotonic()
         open(r.path("spin"), "w").close()
-        # Read at FIFO 10, as the ISO share run does: a spinning RT thread
+        # Read at FIFO 18, as the ISO share run does: a spinning RT thread
         # would starve a normal-class sampler.
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(18))
         try:
             while time.monotonic() - t0 < window:
                 time.sleep(0.1)

@@ -22,10 +22,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* FIFO priorities: boosts granted to tasks use MIN..MAX, the daemon runs
- * at DAEMON_PRIO, above all of them, so a boosted spinner cannot starve it. */
+/* FIFO priorities: boosts granted to tasks use MIN..MAX (normal work up
+ * to NORMAL_MAX, ISO above it), the daemon runs at DAEMON_PRIO, above all
+ * of them, so a boosted spinner cannot starve it. */
 #define ENFORCE_BOOST_PRIO_MIN 1
-#define ENFORCE_BOOST_PRIO_MAX 10
+#define ENFORCE_BOOST_PRIO_NORMAL_MAX 10
+#define ENFORCE_BOOST_PRIO_MAX 17
 #define ENFORCE_DAEMON_PRIO 20
 
 struct enforcer;

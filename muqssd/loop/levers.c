@@ -15,10 +15,18 @@ static void lever_failed(struct managed_task *m, const char *lever, int r)
 			 lever, "cannot %s: %s, ignoring", lever, strerror(-r));
 }
 
+/* ISO within its cap, which keeps its class's edge over normal work. */
+static bool iso_edge(const struct loop *l, const struct managed_task *m)
+{
+	return m->st.class == SCHED_CLASS_ISO && !sched_iso_refractory(l->core, task_cpu(l, m));
+}
+
 void managed_boost(struct loop *l, struct managed_task *m, int prio)
 {
 	int r;
 
+	if (iso_edge(l, m))
+		prio = boost_iso(prio);
 	if (m->boost_prio == prio)
 		return;
 	l->counters.calls_boost++;

@@ -18,6 +18,7 @@ struct trace {
 	uint64_t cleared_ns;	/* first tick after that it was boosted again */
 	unsigned demoted_while_boosted; /* ticks a hog was still boosted */
 	unsigned all_hogs;	/* ticks every ISO task was a hog */
+	unsigned iso_band_ticks; /* ticks it ran in the ISO band before the trip */
 	unsigned nr_iso;
 };
 
@@ -62,15 +63,21 @@ static void watch(uint64_t span, unsigned nr_iso, struct trace *tr)
 			tr->demoted_while_boosted++;
 		if (v.hog && !tr->tripped_ns)
 			tr->tripped_ns = fk.now - t0;
-		if (tr->tripped_ns && !tr->cleared_ns && v.running && t->boost_prio == BOOST_RUN)
+		if (tr->tripped_ns && !tr->cleared_ns && v.running && t->boost_prio == boost_iso(BOOST_RUN))
 			tr->cleared_ns = fk.now - t0;
-		/* Before the trip an ISO task is never anything but boosted. */
-		if (!tr->tripped_ns && fk.now - t0 > 10 * MS && t->boost_prio != BOOST_RUN) {
+		/* Before the trip an ISO task is never anything but boosted:
+		 * in the ISO band, or, from the tick its cap is reached until
+		 * it is charged as a hog, as normal work. */
+		if (!tr->tripped_ns && t->boost_prio == boost_iso(BOOST_RUN))
+			tr->iso_band_ticks++;
+		if (!tr->tripped_ns && fk.now - t0 > 10 * MS && t->boost_prio != boost_iso(BOOST_RUN) &&
+		    t->boost_prio != BOOST_RUN) {
 			CHECK_FAIL("ISO task not boosted at %llu ms before the cap",
 				   (unsigned long long)((fk.now - t0) / MS));
 			return;
 		}
 	}
+	CHECK(tr->iso_band_ticks > 0);
 }
 
 static void print_trace(const char *what, const struct trace *tr)
@@ -108,7 +115,7 @@ static void test_machine_one_task_never_trips(void)
 	watch(12 * S, 1, &tr);
 	print_trace("machine, iso_cpu 70, 1 ISO task, 2 CPUs:", &tr);
 	CHECK_EQ(tr.tripped_ns, 0);
-	CHECK_EQ(fk_get(&fk, 100)->boost_prio, BOOST_RUN);
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, boost_iso(BOOST_RUN));
 	fk_done(&fk);
 }
 
@@ -143,8 +150,60 @@ static void test_machine_low_cap(void)
 	fk_done(&fk);
 }
 
+/* An ISO task within its cap waits and runs above every boost of normal
+ * work, whatever it was doing at the last tick: PipeWire's data thread,
+ * boosted at BOOST_RUN as it ran, woke level with the normal head picked
+ * since and waited for it. Beside settled hogs and normal sleepers that
+ * earn wake boosts of their own, at every tick each boosted ISO task is
+ * above the highest boost of normal work. */
+static void test_iso_above_normal_boosts(void)
+{
+	unsigned iso_boosted = 0, checked = 0;
+	char err[128];
+
+	fk_init(&fk, "pu:2");
+	fk_add(&fk, 100, 100, 1, "iso");
+	for (pid_t tid = 200; tid < 204; tid++)
+		fk_add(&fk, tid, tid, 1, "sleeper");
+	fk_add_hog(&fk, 150);
+	fk_add_hog(&fk, 151);
+	fk_add_hog(&fk, 152);
+	fk_start(&fk, 1 * S);
+	CHECK_EQ(loop_set_class(fk.loop, 100, 0, SCHED_CLASS_ISO, false, 0, err, sizeof(err)), 0);
+	for (int n = 0; n < 400; n++) {
+		int normal_max = 0;
+		struct fk_task *iso = fk_get(&fk, 100);
+
+		fk_set_state(&fk, 100, n % 3 ? 'S' : 'R', 400);
+		for (pid_t tid = 200; tid < 204; tid++)
+			fk_set_state(&fk, tid, (n + tid) % 4 ? 'S' : 'R', 600);
+		fk_tick(&fk, 2 * MS);
+		if (n < 100)
+			continue; /* the hogs settle */
+		for (pid_t tid = 150; tid < 204; tid++) {
+			struct fk_task *t = fk_get(&fk, tid);
+
+			if (t && t->boost_prio > normal_max)
+				normal_max = t->boost_prio;
+		}
+		CHECK(normal_max <= ENFORCE_BOOST_PRIO_NORMAL_MAX);
+		if (!iso->boost_prio)
+			continue;
+		iso_boosted++;
+		checked += iso->boost_prio > normal_max;
+		if (iso->boost_prio <= normal_max)
+			CHECK_FAIL("tick %d: ISO boosted at %d, normal work at %d", n, iso->boost_prio,
+				   normal_max);
+	}
+	printf("ISO above normal work: boosted at %u of 300 ticks, above every normal boost at %u\n",
+	       iso_boosted, checked);
+	CHECK(iso_boosted > 200);
+	fk_done(&fk);
+}
+
 int main(void)
 {
+	test_iso_above_normal_boosts();
 	test_per_cpu_trip_and_clear();
 	test_machine_one_task_never_trips();
 	test_machine_two_tasks_trip_and_clear();
