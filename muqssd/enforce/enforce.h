@@ -27,7 +27,7 @@
  * of them, so a boosted spinner cannot starve it. */
 #define ENFORCE_BOOST_PRIO_MIN 1
 #define ENFORCE_BOOST_PRIO_NORMAL_MAX 10
-#define ENFORCE_BOOST_PRIO_MAX 17
+#define ENFORCE_BOOST_PRIO_MAX 11
 #define ENFORCE_DAEMON_PRIO 20
 
 struct enforcer;

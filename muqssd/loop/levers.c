@@ -26,7 +26,7 @@ void managed_boost(struct loop *l, struct managed_task *m, int prio)
 	int r;
 
 	if (iso_edge(l, m))
-		prio = boost_iso(prio);
+		prio = BOOST_ISO;
 	if (m->boost_prio == prio)
 		return;
 	l->counters.calls_boost++;
@@ -82,6 +82,14 @@ int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 	cpu_set_t set;
 	int r;
 
+	/* Above all normal work, ISO needs no CPU of the core's: the
+	 * kernel's RT balancing wakes it where nothing of its rank runs,
+	 * and a pin would only keep it waiting behind one (our own tick,
+	 * another ISO task) or move it between CPUs from tick to tick. */
+	if (iso_edge(l, m)) {
+		managed_unpin(l, m, now);
+		return 0;
+	}
 	if (m->pinned_cpu == cpu || now < m->settle_until_ns)
 		return 0;
 	CPU_ZERO(&set);

@@ -62,21 +62,17 @@ _Static_assert(RECENT_SLEEPER_NS + 10 * TICK_IDLE_NS <= TRACKER_IDLE_AFTER_NS,
 #define WAKE_BOOST_MAX 4	/* boosted sleepers per CPU */
 _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_PRIO_NORMAL_MAX,
 	       "every armed rank is a boost priority");
-/* ISO work within its cap has a band of its own above every boost of
- * normal work, as in MuQSS, where ISO always preempts normal: a sleeper
- * left at the BOOST_RUN it ran at last tick would wake level with the
- * head picked since, and wait for it (PipeWire's data thread behind a
- * compiler: 1.3 ms, a whole quantum). Within the band the order holds;
- * the armed-behind ranks (BOOST_NEXT) fold into one. */
-#define BOOST_ISO_NEXT (ENFORCE_BOOST_PRIO_NORMAL_MAX + 1)
-static inline int boost_iso(int prio)
-{
-	return prio <= BOOST_NEXT_TOP ? BOOST_ISO_NEXT : BOOST_ISO_NEXT + 1 + prio - BOOST_QUEUED;
-}
+/* ISO work within its cap runs at one priority above every boost of
+ * normal work, as MuQSS runs it at ISO_PRIO: an ISO wake-up preempts
+ * any normal work, boosted or not, and no ISO task preempts another. A
+ * sleeper left at the BOOST_RUN it ran at last tick woke level with the
+ * head picked since, and waited for it (PipeWire's data thread behind a
+ * compiler: 1.3 ms, a whole quantum); ranked ISO tasks that hand work to
+ * each other preempted each other at every hand-off. */
+#define BOOST_ISO (ENFORCE_BOOST_PRIO_NORMAL_MAX + 1)
 _Static_assert(BOOST_WAKE_TOP == ENFORCE_BOOST_PRIO_NORMAL_MAX,
-	       "normal work's boosts end where the ISO band begins");
-_Static_assert(BOOST_ISO_NEXT + 1 + BOOST_WAKE_TOP - BOOST_QUEUED == ENFORCE_BOOST_PRIO_MAX,
-	       "every ISO rank is a boost priority");
+	       "normal work's boosts end where ISO's begins");
+_Static_assert(BOOST_ISO <= ENFORCE_BOOST_PRIO_MAX, "ISO's boost is a boost priority");
 /* How long a task must have been a hog before it makes contention that
  * the loop acts on. Threads that hand work to each other (hackbench) are
  * hogs for a moment now and then, and queueing and boosting everything

@@ -615,8 +615,6 @@ int fk_boost_level(int prio)
 {
 	if (prio >= BOOST_WAKE && prio <= BOOST_WAKE_TOP)
 		return BOOST_WAKE;
-	if (prio >= boost_iso(BOOST_WAKE) && prio <= boost_iso(BOOST_WAKE_TOP))
-		return boost_iso(BOOST_WAKE);
 	return prio >= BOOST_NEXT && prio <= BOOST_NEXT_TOP ? BOOST_NEXT : prio;
 }
 

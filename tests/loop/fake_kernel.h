@@ -131,8 +131,7 @@ uint64_t fk_tick_until_read(struct fake_kernel *fk, pid_t tid, uint64_t dt);
 unsigned fk_run(struct fake_kernel *fk, uint64_t span);
 
 /* A boost priority with every rank (by key among the sleepers armed on
- * a CPU) read as the bottom of its range: BOOST_WAKE or BOOST_NEXT, and
- * in the ISO band boost_iso(BOOST_WAKE). */
+ * a CPU) read as the bottom of its range: BOOST_WAKE or BOOST_NEXT. */
 int fk_boost_level(int prio);
 
 /* The logical CPU the task is pinned to (the lowest in its pin), or -1. */

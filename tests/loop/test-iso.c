@@ -18,7 +18,7 @@ struct trace {
 	uint64_t cleared_ns;	/* first tick after that it was boosted again */
 	unsigned demoted_while_boosted; /* ticks a hog was still boosted */
 	unsigned all_hogs;	/* ticks every ISO task was a hog */
-	unsigned iso_band_ticks; /* ticks it ran in the ISO band before the trip */
+	unsigned iso_band_ticks; /* ticks it ran at BOOST_ISO before the trip */
 	unsigned nr_iso;
 };
 
@@ -63,14 +63,14 @@ static void watch(uint64_t span, unsigned nr_iso, struct trace *tr)
 			tr->demoted_while_boosted++;
 		if (v.hog && !tr->tripped_ns)
 			tr->tripped_ns = fk.now - t0;
-		if (tr->tripped_ns && !tr->cleared_ns && v.running && t->boost_prio == boost_iso(BOOST_RUN))
+		if (tr->tripped_ns && !tr->cleared_ns && v.running && t->boost_prio == BOOST_ISO)
 			tr->cleared_ns = fk.now - t0;
 		/* Before the trip an ISO task is never anything but boosted:
-		 * in the ISO band, or, from the tick its cap is reached until
-		 * it is charged as a hog, as normal work. */
-		if (!tr->tripped_ns && t->boost_prio == boost_iso(BOOST_RUN))
+		 * at BOOST_ISO, or, from the tick its cap is reached until it
+		 * is charged as a hog, as normal work. */
+		if (!tr->tripped_ns && t->boost_prio == BOOST_ISO)
 			tr->iso_band_ticks++;
-		if (!tr->tripped_ns && fk.now - t0 > 10 * MS && t->boost_prio != boost_iso(BOOST_RUN) &&
+		if (!tr->tripped_ns && fk.now - t0 > 10 * MS && t->boost_prio != BOOST_ISO &&
 		    t->boost_prio != BOOST_RUN) {
 			CHECK_FAIL("ISO task not boosted at %llu ms before the cap",
 				   (unsigned long long)((fk.now - t0) / MS));
@@ -115,7 +115,7 @@ static void test_machine_one_task_never_trips(void)
 	watch(12 * S, 1, &tr);
 	print_trace("machine, iso_cpu 70, 1 ISO task, 2 CPUs:", &tr);
 	CHECK_EQ(tr.tripped_ns, 0);
-	CHECK_EQ(fk_get(&fk, 100)->boost_prio, boost_iso(BOOST_RUN));
+	CHECK_EQ(fk_get(&fk, 100)->boost_prio, BOOST_ISO);
 	fk_done(&fk);
 }
 
@@ -155,7 +155,8 @@ static void test_machine_low_cap(void)
  * boosted at BOOST_RUN as it ran, woke level with the normal head picked
  * since and waited for it. Beside settled hogs and normal sleepers that
  * earn wake boosts of their own, at every tick each boosted ISO task is
- * above the highest boost of normal work. */
+ * above the highest boost of normal work, and left on its owner's mask
+ * for the kernel to place. */
 static void test_iso_above_normal_boosts(void)
 {
 	unsigned iso_boosted = 0, checked = 0;
@@ -191,6 +192,7 @@ static void test_iso_above_normal_boosts(void)
 			continue;
 		iso_boosted++;
 		checked += iso->boost_prio > normal_max;
+		CHECK_EQ(fk_pinned_cpu(iso), -1);
 		if (iso->boost_prio <= normal_max)
 			CHECK_FAIL("tick %d: ISO boosted at %d, normal work at %d", n, iso->boost_prio,
 				   normal_max);

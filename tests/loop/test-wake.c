@@ -200,7 +200,7 @@ static void test_iso_in_swarm(void)
 		fk_set_state(&fk, p[1], n % 8 ? 'S' : 'R', 300);
 		fk_tick(&fk, 2 * MS);
 		if (n > 20 && n % 8 == 3) {
-			CHECK_EQ(fk_boost_level(fk_get(&fk, p[0])->boost_prio), boost_iso(BOOST_WAKE));
+			CHECK_EQ(fk_get(&fk, p[0])->boost_prio, BOOST_ISO);
 			CHECK_EQ(fk_get(&fk, p[1])->boost_prio, 0);
 		}
 	}
