@@ -26,7 +26,7 @@ from sched_util import MUQSSCTL, PROBE, Daemon, Scope, assert_clean, release_fif
 
 SECONDS = 6
 HOGS = 8
-# Above every boost (1-10), below the daemon (20) and its deadman.
+# Above every boost (1-11), below the daemon (20) and its deadman.
 PRIO = 19
 TICK_KEYS = ("count", "bound_us", "late_max_us", "late_p99_us", "over_bound", "deadman_trips")
 
