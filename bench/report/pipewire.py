@@ -19,7 +19,7 @@ import time
 
 import scenario
 from dbus_util import Bus
-from pipewire_figures import (CONFIG_TEXT, CONFIGS, QUANTUM, RATE, markdown,  # noqa: F401
+from pipewire_figures import (CONFIG_TEXT, CONFIGS, LOADS, QUANTUM, RATE, markdown,  # noqa: F401
                               parse_profile, short, summarize)
 import sched_util
 from sched_util import Scope, descendants, threads_of
@@ -249,6 +249,8 @@ class Run:
 
 
 def background(b, kind, d, ncpu):
+    if kind == "idle":
+        return []
     if kind == "8hogs":
         return [f"{b}/bench/load/hog {d} > /dev/null"] * 8
     here = os.path.dirname(os.path.abspath(__file__))
@@ -341,7 +343,7 @@ def r_comm(pid):
         return ""
 
 
-def row(b, reps, d, ncpu, log=print):
+def row(b, reps, d, ncpu, log=print, loads=("8hogs", "build")):
     """The whole row: reps repetitions, each every background x every
     configuration, then the runaway under rtkit-daemon and muqssd."""
     with tempfile.TemporaryDirectory(prefix="muqss-pw-tone-", dir="/dev/shm") as td:
@@ -350,7 +352,7 @@ def row(b, reps, d, ncpu, log=print):
         os.chmod(td, 0o755)
         runs, runaways = [], []
         for rep in range(reps):
-            for kind in ("8hogs", "build"):
+            for kind in loads:
                 for cfg in CONFIGS:
                     try:
                         f = run_one(b, cfg, kind, d, ncpu, tone_path)

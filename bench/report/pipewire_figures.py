@@ -4,6 +4,8 @@ their median and worst over repetitions, and the row's Markdown."""
 import statistics
 
 CONFIGS = ["stock", "rtkit-daemon", "muqssd"]
+# What runs beside PipeWire; idle (nothing) is the machine's own floor.
+LOADS = ["8hogs", "build", "idle"]
 CONFIG_TEXT = {
     "stock": "no RT for PipeWire: nothing answers its rtkit request",
     "rtkit-daemon": "Debian's rtkit-daemon (with polkitd) grants it: SCHED_RR 20, RLIMIT_RTTIME 200 ms",
@@ -66,7 +68,7 @@ def short(f):
 def summarize(runs, runaways):
     """Median and worst over repetitions of each figure."""
     out = {}
-    for kind in ("8hogs", "build"):
+    for kind in LOADS:
         for cfg in CONFIGS:
             rs = [r for r in runs if r["background"] == kind and r["config"] == cfg and "cycles" in r]
             # The threads PipeWire's request made RT (rtkit-daemon) or ISO (muqssd).
