@@ -64,11 +64,11 @@ _Static_assert(ENFORCE_BOOST_PRIO_MIN + 2 * WAKE_BOOST_MAX + 1 <= ENFORCE_BOOST_
 	       "every armed rank is a boost priority");
 /* ISO work within its cap runs at one priority above every boost of
  * normal work, as MuQSS runs it at ISO_PRIO: an ISO wake-up preempts
- * any normal work, boosted or not, and no ISO task preempts another. A
- * sleeper left at the BOOST_RUN it ran at last tick woke level with the
- * head picked since, and waited for it (PipeWire's data thread behind a
- * compiler: 1.3 ms, a whole quantum); ranked ISO tasks that hand work to
- * each other preempted each other at every hand-off. */
+ * any normal work, boosted or not, and no ISO task preempts another.
+ * Ranked like normal work, an ISO sleeper still at last tick's BOOST_RUN
+ * woke level with the head picked since and waited for it, and ISO
+ * threads handing work to each other preempted each other at each
+ * hand-off (bench/README, the PipeWire row). */
 #define BOOST_ISO (ENFORCE_BOOST_PRIO_NORMAL_MAX + 1)
 _Static_assert(BOOST_WAKE_TOP == ENFORCE_BOOST_PRIO_NORMAL_MAX,
 	       "normal work's boosts end where ISO's begins");
