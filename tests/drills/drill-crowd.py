@@ -21,7 +21,9 @@ one or two of the window's 11,000 ticks may pass the bound (CI of
 62d30fe: one of 23.5 ms against 20). The plain build holds it at none.
 
 One tick a window may run late while the loop was ready for it in time
-(status tick.over_bound_held): the host or the kernel held every CPU.
+(status tick.over_bound_held), and under ASan two more: the host or the
+kernel held every CPU (CI of 341b1cf under ASan: two such ticks, 22 and
+24 ms late with none of it our work, the deadman 2-4 ms late too).
 This VM's kernel runs with "Dynamic Preempt: none", and in CI of
 2695c9c the deadman thread, at the highest priority we have, woke 11 ms
 after its own deadline while the tick ran 34 ms late: nothing of ours
@@ -152,7 +154,7 @@ def main():
                     print(line.decode(errors="replace").rstrip())
         assert got["frames"] > 0, got
         allowed = ASAN_OVER if sanitized() else 0
-        assert held <= HELD_OVER, f"{held} ticks held past the bound with the loop ready"
+        assert held <= HELD_OVER + allowed, f"{held} ticks held past the bound with the loop ready"
         assert over - held <= allowed, f"{over - held} ticks over the bound by our own work"
         assert trips <= allowed + held, f"{trips} deadman trips"
         # One host pause on a VM (the loop on time throughout) can cost a
