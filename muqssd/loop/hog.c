@@ -72,11 +72,8 @@ bool hog_settled(const struct managed_task *m, uint64_t now)
  * every tick would stay one. */
 static bool may_be_hog(const struct loop *l, const struct managed_task *m)
 {
-	bool iso_capped = m->st.class == SCHED_CLASS_ISO &&
-			  sched_iso_refractory(l->core, task_cpu(l, m));
-
 	return m->st.class != SCHED_CLASS_IDLEPRIO && m->st.class != SCHED_CLASS_RT &&
-	       (m->st.class != SCHED_CLASS_ISO || iso_capped);
+	       !iso_within_cap(l, m);
 }
 
 void hog_classify(struct loop *l, struct managed_task *m, bool expired, bool runnable,
@@ -95,8 +92,7 @@ void hog_classify(struct loop *l, struct managed_task *m, bool expired, bool run
 		m->slept = false;
 		if (hog != m->hog)
 			become_hog(l, m, hog, now);
-	} else if (m->hog && (!runnable || (m->st.class == SCHED_CLASS_ISO &&
-					     !sched_iso_refractory(l->core, task_cpu(l, m))))) {
+	} else if (m->hog && (!runnable || iso_within_cap(l, m))) {
 		/* It slept, or it is ISO again now the cap has cleared. */
 		become_hog(l, m, false, now);
 	}

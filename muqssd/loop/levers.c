@@ -15,17 +15,11 @@ static void lever_failed(struct managed_task *m, const char *lever, int r)
 			 lever, "cannot %s: %s, ignoring", lever, strerror(-r));
 }
 
-/* ISO within its cap, which keeps its class's edge over normal work. */
-static bool iso_edge(const struct loop *l, const struct managed_task *m)
-{
-	return m->st.class == SCHED_CLASS_ISO && !sched_iso_refractory(l->core, task_cpu(l, m));
-}
-
 void managed_boost(struct loop *l, struct managed_task *m, int prio)
 {
 	int r;
 
-	if (iso_edge(l, m))
+	if (iso_within_cap(l, m))
 		prio = BOOST_ISO;
 	if (m->boost_prio == prio)
 		return;
@@ -86,7 +80,7 @@ int managed_pin(struct loop *l, struct managed_task *m, int cpu, uint64_t now)
 	 * kernel's RT balancing wakes it where nothing of its rank runs,
 	 * and a pin would only keep it waiting behind one (our own tick,
 	 * another ISO task) or move it between CPUs from tick to tick. */
-	if (iso_edge(l, m)) {
+	if (iso_within_cap(l, m)) {
 		managed_unpin(l, m, now);
 		return 0;
 	}

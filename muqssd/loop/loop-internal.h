@@ -331,6 +331,13 @@ static inline int task_cpu(const struct loop *l, const struct managed_task *m)
 	return cpu >= 0 && cpu < l->nr_cpus ? cpu : 0;
 }
 
+/* ISO within its cap on its CPU, which keeps its class's edge over
+ * normal work. */
+static inline bool iso_within_cap(const struct loop *l, const struct managed_task *m)
+{
+	return m->st.class == SCHED_CLASS_ISO && !sched_iso_refractory(l->core, task_cpu(l, m));
+}
+
 static inline uint64_t slice_left(const struct sched_task *st)
 {
 	return st->dl.slice_ns > 0 ? (uint64_t)st->dl.slice_ns : 0;
