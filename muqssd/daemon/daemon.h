@@ -24,8 +24,9 @@ struct daemon_counters {
 	uint64_t reloads;
 	uint64_t ticks;
 	uint64_t ticks_over_bound;	/* late or long past the deadman's bound */
-	/* Of those, the ones the loop was ready for in time: it waited for
-	 * the kernel or the host to run it, not for its own work. */
+	/* Of those, the ones whose own part fit the bound (its handlers'
+	 * time past the due time, and the tick's CPU time unless it blocked):
+	 * for the rest it was ready and waited for the kernel or the host. */
 	uint64_t ticks_over_bound_held;
 	uint64_t deadman_trips;
 	/* A rule needed a command line no reader had read (a comm change,
@@ -133,7 +134,10 @@ void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);
 /* A tick due at due_ns ran at now and took took_ns: counted, and logged
  * when past the deadman's bound (daemon.c). */
-void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns);
+/* took_own_ns: of took_ns, the time the tick ran or blocked (not the time
+ * it was runnable and not run). */
+void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns,
+			  uint64_t took_own_ns);
 /* Appends one object per CPU, each with its queue in order. cpu < 0: all. */
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */

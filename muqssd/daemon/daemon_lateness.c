@@ -14,7 +14,8 @@ uint64_t daemon_tick_bound_ns(const struct daemon *d)
 	return rr3 > DAEMON_TICK_BOUND_MIN_NS ? rr3 : DAEMON_TICK_BOUND_MIN_NS;
 }
 
-void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns)
+void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns,
+			  uint64_t took_own_ns)
 {
 	uint64_t late = now > due_ns ? now - due_ns : 0, bound = daemon_tick_bound_ns(d);
 	uint64_t own = d->own_late_ns;
@@ -31,7 +32,7 @@ void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint6
 	if (late + took_ns <= bound)
 		return;
 	d->counters.ticks_over_bound++;
-	held = own + took_ns <= bound;
+	held = own + took_own_ns <= bound;
 	if (held)
 		d->counters.ticks_over_bound_held++;
 	/* Once per second at most: a stuck machine would flood the journal. */
@@ -39,10 +40,11 @@ void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint6
 		return;
 	d->last_late_log_ns = now;
 	log_warning("tick ran %llu us late (%llu us of it in our own work) and took %llu us "
-		    "(bound %llu us)%s%s",
+		    "(%llu us of it ours; bound %llu us)%s%s",
 		    (unsigned long long)late / 1000, (unsigned long long)own / 1000,
-		    (unsigned long long)took_ns / 1000, (unsigned long long)bound / 1000,
-		    held ? "; the loop was ready in time and waited to be run" : "",
+		    (unsigned long long)took_ns / 1000, (unsigned long long)took_own_ns / 1000,
+		    (unsigned long long)bound / 1000,
+		    held ? "; the loop was ready and waited to be run" : "",
 		    d->counters.ticks_over_bound > 1 ? "" : "; boosts were unchecked meanwhile");
 }
 

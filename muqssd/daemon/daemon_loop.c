@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <hwloc.h>
@@ -367,10 +368,32 @@ static void take_over(struct daemon *d, uint64_t now)
 		    (unsigned long long)d->counters.deadman_trips);
 }
 
+static uint64_t rusage_cpu_ns(const struct rusage *ru)
+{
+	return ((uint64_t)ru->ru_utime.tv_sec + (uint64_t)ru->ru_stime.tv_sec) * 1000000000ULL +
+	       ((uint64_t)ru->ru_utime.tv_usec + (uint64_t)ru->ru_stime.tv_usec) * 1000ULL;
+}
+
+/* Of took, the part that was ours: the tick's CPU time, unless it blocked
+ * (a voluntary switch: a lock, a sleep), which counts in full. The rest it
+ * was runnable and not run: preempted, or its CPU stolen by the host. */
+static uint64_t tick_own_ns(const struct rusage *before, uint64_t took)
+{
+	struct rusage after;
+	uint64_t ran;
+
+	if (getrusage(RUSAGE_THREAD, &after) < 0 || after.ru_nvcsw != before->ru_nvcsw)
+		return took;
+	ran = rusage_cpu_ns(&after) - rusage_cpu_ns(before);
+	return ran < took ? ran : took;
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 	uint64_t now = now_nsec(CLOCK_MONOTONIC), bound = daemon_tick_bound_ns(d), next_ns, took;
+	struct rusage ru;
+	bool ru_ok = getrusage(RUSAGE_THREAD, &ru) == 0;
 
 	deadman_kick(d->deadman, now + bound, "in its tick");
 	take_over(d, now);
@@ -386,7 +409,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	next_ns = loop_tick(d->loop, now);
 	took = now_nsec(CLOCK_MONOTONIC) - now;
 	/* The first tick is armed at 0: it is due when it runs. */
-	daemon_lateness_note(d, usec ? usec * 1000 : now, now, took);
+	daemon_lateness_note(d, usec ? usec * 1000 : now, now, took,
+			     ru_ok ? tick_own_ns(&ru, took) : took);
 	now = now_nsec(CLOCK_MONOTONIC);
 	deadman_kick(d->deadman, now + next_ns + bound, "between ticks");
 	d->tick_due_ns = (now / 1000 + next_ns / 1000) * 1000;

@@ -20,9 +20,10 @@ too: there a third of them wake (the table stays 10,000 threads; in CI,
 one or two of the window's 11,000 ticks may pass the bound (CI of
 62d30fe: one of 23.5 ms against 20). The plain build holds it at none.
 
-One tick a window may run late while the loop was ready for it in time
-(status tick.over_bound_held), under ASan two more, and one more for
-each stall of the machine that a FIFO 99 witness on either CPU saw.
+One tick a window may pass the bound while the loop was ready and not
+run, before or during the tick (status tick.over_bound_held), under ASan
+two more, and one more for each stall of the machine that a FIFO 99
+witness on either CPU saw.
 The host or the kernel then held the CPUs: this VM's kernel runs with
 "Dynamic Preempt: none", and in CI of 2695c9c the deadman thread, at
 the highest priority we have, woke 11 ms after its own deadline while
