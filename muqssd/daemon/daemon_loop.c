@@ -391,10 +391,17 @@ static uint64_t tick_own_ns(const struct rusage *before, uint64_t took)
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
-	uint64_t now = now_nsec(CLOCK_MONOTONIC), bound = daemon_tick_bound_ns(d), next_ns, took;
+	uint64_t now, bound = daemon_tick_bound_ns(d), next_ns, took;
 	struct rusage ru;
 	bool ru_ok = getrusage(RUSAGE_THREAD, &ru) == 0;
 
+	/* Forks and exits the sensor queued without waking us: in the table
+	 * before the tick decides. */
+	if (d->tracker)
+		tracker_receive(d->tracker);
+	now = now_nsec(CLOCK_MONOTONIC);
+	if (d->tracker)
+		tracker_wake_tick(d->tracker, now);
 	deadman_kick(d->deadman, now + bound, "in its tick");
 	take_over(d, now);
 	if (d->test_stall_ns && d->test_stall_pending) {

@@ -119,6 +119,7 @@ int daemon_tracking_status_json(struct daemon *d, cJSON *obj)
 				(double)tracker_loop_stat_reads(d->tracker));
 	cJSON_AddNumberToObject(tr, "stat_reads_deferred",
 				(double)tracker_deferred_stat_reads(d->tracker));
+	cJSON_AddNumberToObject(tr, "stats_told", (double)tracker_stats_told(d->tracker));
 	cJSON_AddNumberToObject(tr, "reads_carried", (double)tracker_reads_carried(d->tracker));
 	cJSON_AddNumberToObject(tr, "rules_undecided", (double)d->counters.rules_undecided);
 	return wake_latency_json(d, obj);

@@ -33,7 +33,8 @@
 #define TICK_HOGS_NS (30ULL * 1000 * 1000)	/* while only the fair class has */
 #define TICK_IDLE_NS (50ULL * 1000 * 1000)	/* while nothing runs */
 /* While nothing is active and the sensor tells of each wakeup: a tick
- * then has nothing to read, and a wakeup or a fork pulls the next one. */
+ * then has nothing to read, and a wakeup or a fork pulls the next one.
+ * No tick is further apart: the wake latency snapshot is the tick's. */
 #define TICK_QUIET_NS (1000ULL * 1000 * 1000)
 #define TICK_LATE_NS (5ULL * 1000 * 1000)	/* logged at debug level */
 /* A busy tick reads what the loop acts on (tracked_task.hot); the rest,

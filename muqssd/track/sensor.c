@@ -111,13 +111,28 @@ int sensor_fd(const struct sensor *s)
 	return connector_fd(s->conn);
 }
 
+struct connector_relay {
+	sensor_event_func_t fn;
+	void *userdata;
+};
+
+/* The connector tells no task's stat. */
+static void relay_connector(const struct proc_event *ev, void *userdata)
+{
+	struct connector_relay *relay = userdata;
+
+	relay->fn(ev, NULL, relay->userdata);
+}
+
 int sensor_receive(struct sensor *s, unsigned max, sensor_event_func_t fn, void *userdata)
 {
+	struct connector_relay relay = { fn, userdata };
+
 #ifdef HAVE_BPF
 	if (s->bpf)
 		return sensor_bpf_receive(s->bpf, max, fn, userdata);
 #endif
-	return connector_receive(s->conn, max, fn, userdata);
+	return connector_receive(s->conn, max, relay_connector, &relay);
 }
 
 bool sensor_needs_seed(const struct sensor *s)
@@ -184,11 +199,12 @@ int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_
 	return -EOPNOTSUPP;
 }
 
-int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS])
+int sensor_class_wake_hists(struct sensor *s,
+			    uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS])
 {
 #ifdef HAVE_BPF
 	if (s && s->bpf)
-		return sensor_bpf_class_wake_hist(s->bpf, cls, ret);
+		return sensor_bpf_class_wake_hists(s->bpf, ret);
 #endif
 	return -EOPNOTSUPP;
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "procfs_parse.h"
 #include "scope.h"
 
 struct sensor;
@@ -29,7 +30,11 @@ struct sensor;
 #define SENSOR_EVENT_LOCK_WAIT 0x00020000u
 #define SENSOR_EVENT_LOCK_DONE 0x00030000u
 
-typedef void (*sensor_event_func_t)(const struct proc_event *ev, void *userdata);
+/* st: for a fork's child or an exec'd task, its stat as the kernel told
+ * it at the event (bpf), so nothing need read it; NULL when the sensor
+ * tells none (the connector, other events). */
+typedef void (*sensor_event_func_t)(const struct proc_event *ev, const struct procfs_stat *st,
+				    void *userdata);
 
 /* Opens the sensor asked for (auto: bpf, else connector). One that cannot
  * be used logs one notice that says why, and the next is tried: bpf, then
@@ -100,5 +105,7 @@ int sensor_task_pidfd(pid_t tid);
 int sensor_set_class(struct sensor *s, int pidfd, unsigned cls);
 /* The task's histogram since it came in scope; errors as sensor_counters(). */
 int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS]);
-/* Class cls's histogram since the sensor opened, summed over the CPUs. */
-int sensor_class_wake_hist(struct sensor *s, unsigned cls, uint64_t ret[SENSOR_WAKE_BUCKETS]);
+/* Every class's histogram since the sensor opened, summed over the CPUs:
+ * one bpf() call. */
+int sensor_class_wake_hists(struct sensor *s,
+			    uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS]);

@@ -81,7 +81,39 @@ static __always_inline struct sensor_bpf_event *reserve(__u32 what, struct task_
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	__builtin_memcpy(e->comm, task->comm, sizeof(e->comm));
 	e->filename[0] = '\0';
+	e->stat.valid = 0;
 	return e;
+}
+
+/* Every wake-up of the daemon costs a context switch each way. A fork, an
+ * exit or a thread's rename can wait for the next one, or the next tick,
+ * which reads the buffer first (records stay in order); an exec (its rule
+ * is due before the program's main()), a wake-up or a lock cannot. An urgent record
+ * must force the wake-up: the default one comes only when the reader
+ * has read everything before it. So does a buffer this far behind. */
+#define LAZY_BYTES_MAX (64 * (sizeof(struct sensor_bpf_event) + 8))
+
+static __always_inline void submit(struct sensor_bpf_event *e, bool urgent)
+{
+	if (!urgent && bpf_ringbuf_query(&muqss_events, BPF_RB_AVAIL_DATA) < LAZY_BYTES_MAX)
+		bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	else
+		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* What /proc/<tid>/stat would show of task now (fs/proc/array.c): the
+ * daemon then reads no stat for its fork or exec. */
+static __always_inline void set_stat(struct sensor_bpf_event *e, struct task_struct *task)
+{
+	e->stat.start_boottime = task->start_boottime;
+	e->stat.flags = task->flags;
+	e->stat.ppid = pidns_tgid(task->real_parent);
+	e->stat.sid = pidns_nr(BPF_CORE_READ(task, signal, pids[PIDTYPE_SID]));
+	e->stat.policy = task->policy;
+	e->stat.rt_priority = task->rt_priority;
+	e->stat.nice = task->static_prio - 120; /* PRIO_TO_NICE */
+	e->stat.cpu = bpf_get_smp_processor_id();
+	e->stat.valid = 1;
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -118,7 +150,8 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 	real_parent = child->real_parent;
 	e->ptid = pidns_tid(real_parent);
 	e->ptgid = pidns_tgid(real_parent);
-	bpf_ringbuf_submit(e, 0);
+	set_stat(e, child);
+	submit(e, false);
 	return 0;
 }
 
@@ -135,7 +168,8 @@ int BPF_PROG(muqss_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	bpf_probe_read_kernel_str(e->filename, sizeof(e->filename), bprm->filename);
 	/* A set-id binary's: told now, not at the next switch. */
 	set_creds(e, task->real_cred);
-	bpf_ringbuf_submit(e, 0);
+	set_stat(e, task);
+	submit(e, true);
 	return 0;
 }
 
@@ -148,7 +182,7 @@ int BPF_PROG(muqss_exit, struct task_struct *task)
 		return 0;
 	e = reserve(SENSOR_BPF_EXIT, task);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit(e, false);
 	return 0;
 }
 
@@ -167,7 +201,9 @@ int BPF_PROG(muqss_rename, struct task_struct *task, const char *comm)
 		return 0;
 	/* The tracepoint fires before the copy: the new name is comm. */
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	/* Rules match a process by its main thread's name: a thread that
+	 * names itself (most do, once, at their start) can wait. */
+	submit(e, task->pid == task->tgid);
 	return 0;
 }
 
@@ -196,7 +232,7 @@ static __always_inline void check_creds(struct sensor_bpf_task *v, struct task_s
 	if (!e)
 		return;
 	set_creds(e, c);
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 }
 
 /* With scope_all every user task gets its storage at its first switch;
@@ -367,7 +403,7 @@ static __always_inline void lock_out(struct sensor_bpf_task *v, struct task_stru
 		return;
 	e->ptid = holder;
 	e->ptgid = e->tgid;
-	bpf_ringbuf_submit(e, 0);
+	submit(e, true);
 	v->lock_told = 1;
 }
 
@@ -382,7 +418,7 @@ static __always_inline void lock_in(struct sensor_bpf_task *w, struct task_struc
 	w->lock_told = 0;
 	e = reserve(SENSOR_BPF_LOCK_DONE, next);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit(e, true);
 }
 
 /* The hottest hook: one lookup for each of prev and next, and out at
@@ -456,7 +492,7 @@ static __always_inline void woken(struct task_struct *p, bool new)
 		struct sensor_bpf_event *e = reserve(SENSOR_BPF_WAKE, p);
 
 		if (e)
-			bpf_ringbuf_submit(e, 0);
+			submit(e, true);
 	}
 	v->wake_ns = now;
 	v->woken = 1;

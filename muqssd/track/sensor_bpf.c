@@ -35,6 +35,7 @@ struct sensor_bpf {
 	size_t bss_size;
 	struct ring_buffer *rb;
 	uint64_t lost_seen;
+	uint64_t ns_per_tick;	/* a clock tick of /proc's start times */
 	/* While sensor_bpf_receive() runs. */
 	sensor_event_func_t fn;
 	void *userdata;
@@ -97,6 +98,7 @@ static int map_bss(struct sensor_bpf *b)
 int sensor_bpf_open(bool scope_all, uint64_t wake_after_ns, struct sensor_bpf **ret, char *why,
 		    size_t why_size)
 {
+	long hz = sysconf(_SC_CLK_TCK);
 	struct sensor_bpf *b;
 	int r;
 
@@ -105,6 +107,7 @@ int sensor_bpf_open(bool scope_all, uint64_t wake_after_ns, struct sensor_bpf **
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return fail(-ENOMEM, why, why_size, "cannot allocate");
+	b->ns_per_tick = 1000000000ULL / (uint64_t)(hz > 0 ? hz : 100);
 	r = sensor_bpf_load(scope_all, wake_after_ns, &b->fds, why, why_size);
 	if (r < 0)
 		goto out;
@@ -152,15 +155,42 @@ static void deliver_creds(struct sensor_bpf *b, const struct sensor_bpf_event *e
 	ev->event_data.id.process_tgid = (pid_t)e->tgid;
 	ev->event_data.id.r.ruid = e->uid;
 	ev->event_data.id.e.euid = e->euid;
-	b->fn(ev, b->userdata);
+	b->fn(ev, NULL, b->userdata);
 	ev->what = PROC_EVENT_GID;
 	ev->event_data.id.r.rgid = e->gid;
 	ev->event_data.id.e.egid = e->gid;
-	b->fn(ev, b->userdata);
+	b->fn(ev, NULL, b->userdata);
+}
+
+/* The task's stat as /proc would have shown it at the event. start_time
+ * is in clock ticks, as fs/proc/array.c divides start_boottime (the
+ * daemon's time namespace is the initial one, as for every event's ns). */
+static const struct procfs_stat *told_stat(const struct sensor_bpf *b,
+					   const struct sensor_bpf_event *e, struct procfs_stat *st)
+{
+	if (!e->stat.valid)
+		return NULL;
+	*st = (struct procfs_stat){
+		.pid = (pid_t)e->tid,
+		.state = 'R',
+		.ppid = (pid_t)e->stat.ppid,
+		.session = (pid_t)e->stat.sid,
+		.flags = e->stat.flags,
+		.nice = e->stat.nice,
+		.start_time = e->stat.start_boottime / b->ns_per_tick,
+		.processor = (int)e->stat.cpu,
+		.rt_priority = e->stat.rt_priority,
+		.policy = e->stat.policy,
+	};
+	memcpy(st->comm, e->comm, sizeof(st->comm));
+	st->comm[sizeof(st->comm) - 1] = '\0';
+	return st;
 }
 
 static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 {
+	struct procfs_stat stat;
+	const struct procfs_stat *st = NULL;
 	struct proc_event ev;
 
 	memset(&ev, 0, sizeof(ev));
@@ -172,12 +202,13 @@ static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 		ev.event_data.fork.parent_tgid = (pid_t)e->ptgid;
 		ev.event_data.fork.child_pid = (pid_t)e->tid;
 		ev.event_data.fork.child_tgid = (pid_t)e->tgid;
+		st = told_stat(b, e, &stat);
 		break;
 	case SENSOR_BPF_EXEC:
 		ev.what = PROC_EVENT_EXEC;
 		ev.event_data.exec.process_pid = (pid_t)e->tid;
 		ev.event_data.exec.process_tgid = (pid_t)e->tgid;
-		b->fn(&ev, b->userdata);
+		b->fn(&ev, told_stat(b, e, &stat), b->userdata);
 		deliver_creds(b, e, &ev);
 		return;
 	case SENSOR_BPF_EXIT:
@@ -211,7 +242,7 @@ static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 	default:
 		return;
 	}
-	b->fn(&ev, b->userdata);
+	b->fn(&ev, st, b->userdata);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -356,28 +387,30 @@ int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd, uint64_t ret[SENS
 	return 0;
 }
 
-int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
-			       uint64_t ret[SENSOR_WAKE_BUCKETS])
+int sensor_bpf_class_wake_hists(struct sensor_bpf *b,
+				uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS])
 {
-	int ncpu = libbpf_num_possible_cpus();
+	int ncpu = libbpf_num_possible_cpus(), r = 0;
+	uint32_t keys[SENSOR_BPF_CLASSES], out_batch, count = SENSOR_BPF_CLASSES;
 	struct sensor_bpf_wake_hist *per_cpu;
-	uint32_t key = cls;
 
 	if (ncpu <= 0)
 		return ncpu < 0 ? ncpu : -EINVAL;
-	per_cpu = calloc((size_t)ncpu, sizeof(*per_cpu));
+	/* Class by class, each value one per possible CPU. */
+	per_cpu = calloc((size_t)SENSOR_BPF_CLASSES * (size_t)ncpu, sizeof(*per_cpu));
 	if (!per_cpu)
 		return -ENOMEM;
-	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_WAKE_CLASS], &key, per_cpu) < 0) {
-		int r = -errno;
-
-		free(per_cpu);
-		return r;
-	}
-	memset(ret, 0, SENSOR_WAKE_BUCKETS * sizeof(*ret));
-	for (int c = 0; c < ncpu; c++)
-		for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
-			ret[i] += per_cpu[c].bucket[i];
+	/* The whole array at once; ENOENT only says there is no more. */
+	if (bpf_map_lookup_batch(b->fds.map[SENSOR_BPF_FD_WAKE_CLASS], NULL, &out_batch, keys,
+				 per_cpu, &count, NULL) < 0 && errno != ENOENT)
+		r = -errno;
+	else if (count != SENSOR_BPF_CLASSES)
+		r = -EIO;
+	memset(ret, 0, SENSOR_WAKE_CLASSES * sizeof(*ret));
+	for (uint32_t k = 0; r == 0 && k < count && keys[k] < SENSOR_WAKE_CLASSES; k++)
+		for (int c = 0; c < ncpu; c++)
+			for (size_t i = 0; i < SENSOR_WAKE_BUCKETS; i++)
+				ret[keys[k]][i] += per_cpu[k * (size_t)ncpu + (size_t)c].bucket[i];
 	free(per_cpu);
-	return 0;
+	return r;
 }

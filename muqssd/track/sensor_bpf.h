@@ -35,5 +35,5 @@ int sensor_bpf_pidfd(pid_t tid);
 int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create);
 int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd,
 			      uint64_t ret[SENSOR_WAKE_BUCKETS]);
-int sensor_bpf_class_wake_hist(struct sensor_bpf *b, unsigned cls,
-			       uint64_t ret[SENSOR_WAKE_BUCKETS]);
+int sensor_bpf_class_wake_hists(struct sensor_bpf *b,
+				uint64_t ret[SENSOR_WAKE_CLASSES][SENSOR_WAKE_BUCKETS]);

@@ -27,6 +27,19 @@ enum sensor_bpf_what {
 /* The daemon's IDLEPRIO (enum sched_class in core/task.h). */
 #define SENSOR_BPF_CLASS_IDLEPRIO 3
 
+/* Fork and exec: the task's fields that its /proc stat would show at the
+ * event, so the daemon needs no read of it (tracker_pending.c). */
+struct sensor_bpf_stat {
+	__u64 start_boottime;	/* ns since boot, as task->start_boottime */
+	__u32 flags;		/* PF_* */
+	__u32 ppid;		/* its real parent's process */
+	__u32 sid;		/* its session */
+	__u32 policy, rt_priority;
+	__s32 nice;
+	__u32 cpu;		/* where the event ran: the task's CPU then */
+	__u32 valid;		/* 0: not told (other events) */
+};
+
 struct sensor_bpf_event {
 	__u32 what;
 	__u32 tid, tgid;
@@ -38,6 +51,7 @@ struct sensor_bpf_event {
 	__u64 cgroup_id;	/* of its cgroup v2 */
 	char comm[16];
 	char filename[SENSOR_BPF_FILENAME_MAX]; /* exec: as execve got it */
+	struct sensor_bpf_stat stat;
 };
 
 /* A task's storage: its presence marks the task in scope (but with

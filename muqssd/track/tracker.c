@@ -440,6 +440,11 @@ uint64_t tracker_deferred_stat_reads(const struct tracker *t)
 	return t->deferred_reads;
 }
 
+uint64_t tracker_stats_told(const struct tracker *t)
+{
+	return t->stats_told;
+}
+
 void tracker_set_reader_priority(struct tracker *t, int fifo_prio)
 {
 	t->reader_prio = fifo_prio;

@@ -137,6 +137,10 @@ void tracker_set_callbacks(struct tracker *t, const struct tracker_callbacks *cb
  * and the stat reads back so far (a read still out is not waited for:
  * it may wait on an exec). For a snapshot: a dump, a test. */
 int tracker_flush(struct tracker *t);
+/* Applies up to a batch of queued events, as their fd's wake-up does.
+ * The bpf sensor wakes nobody for a fork or an exit: the tick calls this
+ * first, so its table holds them. Not from inside an event's callback. */
+void tracker_receive(struct tracker *t);
 /* New tasks' stat is read on threads of their own (see stat_worker.h),
  * at SCHED_FIFO fifo_prio when allowed: above the boosts, so the tasks
  * they find are not starved of news, and below the loop. Before
@@ -252,6 +256,9 @@ int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigne
  * log2_hist.h): -EOPNOTSUPP without the bpf sensor. */
 int tracker_wake_window(const struct tracker *t, unsigned cls,
 			uint64_t ret[LOG2_HIST_BUCKETS]);
+/* For the tick, which comes at least once a second: a snapshot of the
+ * histograms when a second has passed since the last. */
+void tracker_wake_tick(struct tracker *t, uint64_t now_ns);
 /* Adds key: {"p50_us", "p99_us", "max_us", "count"} of hist to parent:
  * each figure the upper bound of its log2 bucket. 0 or -ENOMEM. */
 int tracker_wake_json(cJSON *parent, const char *key, const uint64_t hist[LOG2_HIST_BUCKETS]);
@@ -274,6 +281,8 @@ uint64_t tracker_events(const struct tracker *t);
 uint64_t tracker_loop_stat_reads(const struct tracker *t);
 /* New tasks' stat reads that waited for room in the reader's queue. */
 uint64_t tracker_deferred_stat_reads(const struct tracker *t);
+/* New tasks whose stat came with their event (bpf), with no read. */
+uint64_t tracker_stats_told(const struct tracker *t);
 bool tracker_polling(const struct tracker *t);
 /* The sensor in use: "bpf", "connector" or "poll". */
 const char *tracker_sensor(const struct tracker *t);

@@ -6,7 +6,8 @@
  * reused. So every fact is reread from /proc and checked against the start
  * time, and an event about a task the table does not hold is dropped (the
  * next reconciliation settles anything missed). A fork's or an exec's
- * stat is read off the loop: see tracker_pending.c. */
+ * stat is read off the loop (see tracker_pending.c), unless the sensor
+ * told it with the event (bpf). */
 #include "tracker_private.h"
 
 #include <errno.h>
@@ -21,7 +22,8 @@
 /* The child is read off the loop (tracker_pending.c): it may be in an
  * exec already. Whether it is in scope is decided here, from its parent
  * as the event names it, since the parent may be gone by then. */
-static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t ns)
+static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t ns,
+		    const struct procfs_stat *told)
 {
 	pid_t tid = f->child_pid, tgid = f->child_tgid;
 	struct tracked_task *donor;
@@ -64,12 +66,13 @@ static void on_fork(struct tracker *t, const struct fork_proc_event *f, uint64_t
 	}
 	if (donor && t->cb.task_forked)
 		t->cb.task_forked(donor, tid, tgid, ns, t->userdata);
-	tracker_pending_read(t, p);
+	tracker_pending_take(t, p, told);
 }
 
 /* What an exec changes that needs no read is done here; the rest (comm,
  * the new flags, the identity check) when its stat is read. */
-static void on_exec(struct tracker *t, const struct proc_event *ev)
+static void on_exec(struct tracker *t, const struct proc_event *ev,
+		    const struct procfs_stat *told)
 {
 	pid_t tgid = ev->event_data.exec.process_tgid;
 	struct tracked_proc *proc = tidmap_get(&t->procs, tgid);
@@ -115,7 +118,7 @@ static void on_exec(struct tracker *t, const struct proc_event *ev)
 		return;
 	p->parent_in = leaderless;
 	p->exec_ns = ev->timestamp_ns;
-	tracker_pending_read(t, p);
+	tracker_pending_take(t, p, told);
 }
 
 /* Whether the table's task still runs, without its stat (which can wait
@@ -274,7 +277,7 @@ static void on_lock(struct tracker *t, const struct proc_event *ev, bool begins)
 	t->cb.lock_wait(waiter, holder, t->userdata);
 }
 
-static void on_event(const struct proc_event *ev, void *userdata)
+static void on_event(const struct proc_event *ev, const struct procfs_stat *st, void *userdata)
 {
 	struct tracker *t = userdata;
 
@@ -291,10 +294,10 @@ static void on_event(const struct proc_event *ev, void *userdata)
 	}
 	switch (ev->what) {
 	case PROC_EVENT_FORK:
-		on_fork(t, &ev->event_data.fork, ev->timestamp_ns);
+		on_fork(t, &ev->event_data.fork, ev->timestamp_ns, st);
 		break;
 	case PROC_EVENT_EXEC:
-		on_exec(t, ev);
+		on_exec(t, ev, st);
 		break;
 	case PROC_EVENT_EXIT:
 		on_exit_event(t, ev);
@@ -320,11 +323,12 @@ static void on_event(const struct proc_event *ev, void *userdata)
 	}
 }
 
-static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+void tracker_receive(struct tracker *t)
 {
-	struct tracker *t = userdata;
 	int r;
 
+	if (!t->sensor)
+		return;
 	/* A bounded batch per wakeup keeps the loop responsive in a storm;
 	 * the source stays readable, so the rest comes next iteration. */
 	r = sensor_receive(t->sensor, EVENTS_PER_WAKEUP, on_event, t);
@@ -332,6 +336,11 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		tracker_schedule_recovery(t);
 	else if (r < 0)
 		log_warning_errno(r, "cannot read the %s sensor, ignoring: %m", tracker_sensor(t));
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	tracker_receive(userdata);
 	return 0;
 }
 

@@ -4,7 +4,9 @@
  * execve by the time its event is read, and reading its stat would wait
  * for that exec to finish: up to a second when the task sits preempted
  * behind one of our boosts (bench/README.md, "The stall"). So the loop
- * only opens the file at the event and the stat worker reads it. Until
+ * only opens the file at the event and the stat worker reads it (the bpf
+ * sensor tells the stat with the event: then nothing is read, unless a
+ * rule needs the command line, which only a read gives). Until
  * the read is back the task is pending: a fork's child is not in the
  * table, and the loop does not know it, so nothing pins or boosts a task
  * whose identity is not yet known; an exec'd task stays as it was.
@@ -404,6 +406,19 @@ void tracker_pending_read(struct tracker *t, struct tracker_pending *p)
 	r = procfs_stat_read(fd, &st);
 	close_fds(fd, cmdline_fd);
 	complete(t, p, r, &st, NULL, 0);
+}
+
+void tracker_pending_take(struct tracker *t, struct tracker_pending *p,
+			  const struct procfs_stat *told)
+{
+	/* A command line only a read gives. */
+	if (!told || (t->read_cmdline && p->tid == p->tgid)) {
+		tracker_pending_read(t, p);
+		return;
+	}
+	t->stats_told++;
+	p->cookie = ++t->cookies;
+	complete(t, p, 0, told, NULL, 0);
 }
 
 void tracker_pending_flush(struct tracker *t)

@@ -100,6 +100,8 @@ struct tracker {
 	 * there is no reader (start-up) or for a control request, and new
 	 * tasks' when there is no reader (at exit) */
 	uint64_t loop_stat_reads;
+	/* New tasks' stats the sensor told with their event: no read */
+	uint64_t stats_told;
 	/* Active tasks keep their stat and schedstat open, up to this many. */
 	size_t nfd_tasks, max_fd_tasks;
 	/* Tasks holding a pidfd for the bpf sensor's counters. */
@@ -207,7 +209,7 @@ int tracker_attach_sensor(struct tracker *t);
 void tracker_close_pidfd(struct tracker *t, struct tracked_task *task);
 
 /* tracker_wake.c: with the bpf sensor, snapshots its wake latency
- * histograms once a second (tracker_wake_window()); a no-op otherwise. */
+ * histograms once a second (tracker_wake_tick()); a no-op otherwise. */
 int tracker_wake_start(struct tracker *t);
 void tracker_wake_stop(struct tracker *t);
 
@@ -230,5 +232,9 @@ void tracker_pending_sid(struct tracker *t, pid_t tgid);
  * may be right away (no worker, the task already gone): p
  * may be freed on return. */
 void tracker_pending_read(struct tracker *t, struct tracker_pending *p);
+/* The same, but the stat the sensor told with p's event (NULL: none)
+ * stands for the read when nothing else is needed: applied now. */
+void tracker_pending_take(struct tracker *t, struct tracker_pending *p,
+			  const struct procfs_stat *told);
 /* Applies the reads finished so far. */
 void tracker_pending_flush(struct tracker *t);

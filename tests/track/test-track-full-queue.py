@@ -3,12 +3,14 @@
 to 40 ms (the MUQSSD_TEST_STAT_DELAY_MS hook, as reads of tasks held
 mid-exec would be): the reads that do not fit wait for room, none is taken
 on the loop thread, where it would wait with its task, and none is lost:
-once they are back the table is exact."""
+once they are back the table is exact. A rule on the command line, which
+only a read gives, makes each new process's read happen on the bpf sensor
+too, whose events tell the rest of a stat."""
 import os
 import sys
 import time
 
-from trackharness import Scope, log
+from trackharness import READS_FORCED_RULES, Scope, log
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
 import wire  # noqa: E402
@@ -26,7 +28,7 @@ def status(sock):
 
 
 os.environ["MUQSSD_TEST_STAT_DELAY_MS"] = str(DELAY_MS)
-s = Scope()
+s = Scope(rules_text=READS_FORCED_RULES)
 ok = False
 try:
     sock = os.path.join(s.tmp, "sock")

@@ -6,12 +6,13 @@ its tick keeps time; then the reads come back and the table is exact.
 
 The reconciling scan runs every 100 ms meanwhile: it finds the forks in
 /proc before their reads are back, and must leave them to those reads, not
-read their stat on the loop (it did, until the ninth session)."""
+read their stat on the loop (it did, until the ninth session). A rule on
+the command line makes the reads happen on the bpf sensor too."""
 import os
 import sys
 import time
 
-from trackharness import Scope, log
+from trackharness import READS_FORCED_RULES, Scope, log
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drills"))
 import wire  # noqa: E402
@@ -37,7 +38,7 @@ def status_rtt(sock):
 
 
 os.environ["MUQSSD_TEST_STAT_DELAY_MS"] = str(DELAY_MS)
-s = Scope(conf_text="[tracking]\nreconcile_interval_ms = 100\n")
+s = Scope(conf_text="[tracking]\nreconcile_interval_ms = 100\n", rules_text=READS_FORCED_RULES)
 ok = False
 try:
     sock = os.path.join(s.tmp, "sock")

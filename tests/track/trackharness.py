@@ -68,13 +68,20 @@ def log(*a):
 
 class Scope:
     def __init__(self, extra_args=(), log_level="info", conf_text="# empty: built-in defaults\n",
-                 wrapper=()):
-        """wrapper: a command muqssd runs under (setpriv ...)."""
+                 wrapper=(), rules_text=None):
+        """wrapper: a command muqssd runs under (setpriv ...); rules_text:
+        the daemon's rules (conf_text then holds no [daemon] section)."""
         # tmpfs: the daemon's crash-restore records are written per task.
         shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
         self.tmp = tempfile.mkdtemp(prefix="muqss-track-", dir=shm)
         self.state = os.path.join(self.tmp, "state")
         self.conf = os.path.join(self.tmp, "muqssd.conf")
+        if rules_text is not None:
+            rules = os.path.join(self.tmp, "rules")
+            os.mkdir(rules)
+            with open(os.path.join(rules, "10-test.rules"), "w") as f:
+                f.write(rules_text)
+            conf_text = f"[daemon]\nrules_dir = {rules}\n" + conf_text
         with open(self.conf, "w") as f:
             f.write(conf_text)
         self.daemon = None
@@ -194,7 +201,7 @@ class Scope:
         tr = status["tracking"]
         return {"polling": tr["polling"], "sensor": tr["sensor"], "sensor_lost": tr["sensor_lost"],
                 "events": tr["events"], "count": tr["count"],
-                "stat_reads_on_loop": tr["stat_reads_on_loop"],
+                "stat_reads_on_loop": tr["stat_reads_on_loop"], "stats_told": tr["stats_told"],
                 "lost_event_recoveries": status["counters"]["lost_event_recoveries"],
                 "tasks": tasks}
 
@@ -232,7 +239,7 @@ class Scope:
                 if rest[0] in (b"Z", b"X"):
                     continue
                 tasks[int(t)] = {"tgid": p, "comm": wire_text(st[st.index(b"(") + 1:st.rindex(b")")]),
-                                 "start_time": int(rest[19])}
+                                 "start_time": int(rest[19]), "ppid": int(rest[1])}
         return tasks
 
     def compare(self, settle=0.5, tries=20):
@@ -300,6 +307,12 @@ class Scope:
     def log_text(self):
         with open(self.logf.name, errors="replace") as f:
             return f.read()
+
+
+# A rule on the command line, which only a read of /proc gives: with it,
+# every new process's stat is read, on the bpf sensor too (whose events
+# tell the rest of a stat).
+READS_FORCED_RULES = 'cmdline="^no such command line$" class=batch\n'
 
 
 def cgroup_root(version):
