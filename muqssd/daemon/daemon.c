@@ -79,8 +79,7 @@ uint64_t daemon_cpu_usec(void)
 
 	if (getrusage(RUSAGE_SELF, &ru) < 0)
 		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	return rusage_cpu_usec(&ru);
 }
 
 static const char *scope_name(enum scope_kind k)

@@ -7,7 +7,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <hwloc.h>
@@ -368,12 +367,6 @@ static void take_over(struct daemon *d, uint64_t now)
 		    (unsigned long long)d->counters.deadman_trips);
 }
 
-static uint64_t rusage_cpu_ns(const struct rusage *ru)
-{
-	return ((uint64_t)ru->ru_utime.tv_sec + (uint64_t)ru->ru_stime.tv_sec) * 1000000000ULL +
-	       ((uint64_t)ru->ru_utime.tv_usec + (uint64_t)ru->ru_stime.tv_usec) * 1000ULL;
-}
-
 /* Of took, the part that was ours: the tick's CPU time, unless it blocked
  * (a voluntary switch: a lock, a sleep), which counts in full. The rest it
  * was runnable and not run: preempted, or its CPU stolen by the host. */
@@ -384,7 +377,7 @@ static uint64_t tick_own_ns(const struct rusage *before, uint64_t took)
 
 	if (getrusage(RUSAGE_THREAD, &after) < 0 || after.ru_nvcsw != before->ru_nvcsw)
 		return took;
-	ran = rusage_cpu_ns(&after) - rusage_cpu_ns(before);
+	ran = (rusage_cpu_usec(&after) - rusage_cpu_usec(before)) * 1000ULL;
 	return ran < took ? ran : took;
 }
 
