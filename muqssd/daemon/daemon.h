@@ -132,10 +132,9 @@ void daemon_loop_events_lost(struct daemon *d);
 void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
 			     uint64_t fork_ns);
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);
-/* A tick due at due_ns ran at now and took took_ns: counted, and logged
- * when past the deadman's bound (daemon.c). */
-/* took_own_ns: of took_ns, the time the tick ran or blocked (not the time
- * it was runnable and not run). */
+/* A tick due at due_ns ran at now and took took_ns, of which took_own_ns
+ * it ran or blocked (not runnable and not run): counted, and logged when
+ * past the deadman's bound (daemon_lateness.c). */
 void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns,
 			  uint64_t took_own_ns);
 /* Appends one object per CPU, each with its queue in order. cpu < 0: all. */
