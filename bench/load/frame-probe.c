@@ -1,11 +1,14 @@
 /* A periodic probe: wakes at absolute times, burns a fixed amount of CPU per
  * period, and reports how late it woke and how many periods it missed.
  * Models a 60 Hz frame loop or an audio callback. With -o it also writes
- * every wake-up latency, in microseconds and in wake order, one a line. */
+ * every wake-up latency, in microseconds and in wake order, one a line;
+ * with -t each line starts with the wake-up's due time (CLOCK_MONOTONIC,
+ * us), so a stall it saw can be set beside what else ran then. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +32,7 @@ static void burn_cpu(uint64_t ns)
 
 /* Written aside and renamed into place: readers wait for the file to
  * appear, and one read mid-write was empty (a bench round with no frames). */
-static int write_raw(const char *path, const uint64_t *lat, size_t n)
+static int write_raw(const char *path, const uint64_t *lat, const uint64_t *due, size_t n)
 {
 	char tmp[PATH_MAX];
 	FILE *f;
@@ -39,8 +42,11 @@ static int write_raw(const char *path, const uint64_t *lat, size_t n)
 	f = fopen(tmp, "we");
 	if (!f)
 		return -errno;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (due)
+			fprintf(f, "%llu ", (unsigned long long)(due[i] / 1000));
 		fprintf(f, "%.1f\n", (double)lat[i] / 1e3);
+	}
 	if (fclose(f) != 0 || rename(tmp, path) < 0)
 		r = -errno;
 	if (r < 0)
@@ -52,16 +58,19 @@ int main(int argc, char **argv)
 {
 	double period_ms = 1000.0 / 60.0, work_ms = 3.0, duration_s = 10.0;
 	const char *raw_file = NULL;
+	bool timed = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "p:w:d:o:")) >= 0) {
+	while ((c = getopt(argc, argv, "p:w:d:o:t")) >= 0) {
 		switch (c) {
 		case 'p': period_ms = atof(optarg); break;
 		case 'w': work_ms = atof(optarg); break;
 		case 'd': duration_s = atof(optarg); break;
 		case 'o': raw_file = optarg; break;
+		case 't': timed = true; break;
 		default:
-			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] [-o RAW_FILE]\n");
+			fprintf(stderr, "usage: frame-probe [-p PERIOD_MS] [-w WORK_MS] [-d SECONDS] "
+				"[-o RAW_FILE [-t]]\n");
 			return 2;
 		}
 	}
@@ -74,7 +83,8 @@ int main(int argc, char **argv)
 	uint64_t period = (uint64_t)(period_ms * 1e6), work = (uint64_t)(work_ms * 1e6);
 	size_t max = (size_t)(duration_s * 1e9 / (double)period) + 1, n = 0, missed = 0;
 	uint64_t *lat = calloc(max, sizeof(*lat));
-	if (!lat)
+	uint64_t *due = timed ? calloc(max, sizeof(*due)) : NULL;
+	if (!lat || (timed && !due))
 		return 1;
 
 	uint64_t next = clock_ns(CLOCK_MONOTONIC) + period;
@@ -86,6 +96,8 @@ int main(int argc, char **argv)
 		if (stop)
 			break;
 		uint64_t woke = clock_ns(CLOCK_MONOTONIC);
+		if (due)
+			due[n] = next;
 		lat[n++] = woke - next;
 		burn_cpu(work);
 		uint64_t done = clock_ns(CLOCK_MONOTONIC);
@@ -98,7 +110,7 @@ int main(int argc, char **argv)
 				next += period;
 		}
 	}
-	if (raw_file && write_raw(raw_file, lat, n) < 0)
+	if (raw_file && write_raw(raw_file, lat, due, n) < 0)
 		fprintf(stderr, "frame-probe: %s: %s, ignoring\n", raw_file, strerror(errno));
 	qsort(lat, n, sizeof(*lat), cmp_u64);
 	uint64_t p50 = n ? lat[n / 2] : 0, p99 = n ? lat[(n * 99) / 100] : 0, mx = n ? lat[n - 1] : 0;
@@ -106,6 +118,7 @@ int main(int argc, char **argv)
 	       "\"wake_p50_us\": %.1f, \"wake_p99_us\": %.1f, \"wake_max_us\": %.1f}\n",
 	       n, missed, n ? 100.0 * (double)missed / (double)n : 0.0,
 	       (double)p50 / 1e3, (double)p99 / 1e3, (double)mx / 1e3);
+	free(due);
 	free(lat);
 	return 0;
 }

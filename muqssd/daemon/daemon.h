@@ -34,6 +34,15 @@ struct daemon_counters {
 	uint64_t rules_undecided;
 };
 
+/* A tick past the deadman's bound, as status shows it. */
+struct tick_over {
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	uint64_t late_ns, took_ns;
+	uint64_t own_ns;	/* our handlers' part of late, and took's ours */
+	bool held;
+};
+#define DAEMON_TICKS_OVER_KEPT 8
+
 struct daemon {
 	sd_event *event;
 	struct config config;
@@ -58,6 +67,7 @@ struct daemon {
 	uint64_t tick_lateness_max_us;
 	uint64_t tick_took_max_us;	/* the longest tick, start to end */
 	uint64_t last_late_log_ns;
+	struct tick_over ticks_over[DAEMON_TICKS_OVER_KEPT]; /* the last ones, a ring */
 	uint64_t tick_due_ns;
 	uint64_t own_late_ns;		/* our handlers' time past tick_due_ns */
 	uint64_t last_trip_log_ns;
@@ -132,11 +142,16 @@ void daemon_loop_events_lost(struct daemon *d);
 void daemon_loop_task_forked(struct daemon *d, struct tracked_task *parent, pid_t tid, pid_t tgid,
 			     uint64_t fork_ns);
 void daemon_loop_task_exit(struct daemon *d, struct tracked_task *tt);
+/* Where a tick's time went, wall ns: the sensor's queued events, the
+ * deadman and wake-latency upkeep, the task reads, the decisions. */
+struct tick_split {
+	uint64_t receive_ns, upkeep_ns, read_ns, decide_ns;
+};
 /* A tick due at due_ns ran at now and took took_ns, of which took_own_ns
- * it ran or blocked (not runnable and not run): counted, and logged when
- * past the deadman's bound (daemon_lateness.c). */
+ * it ran or blocked (not runnable and not run): counted, and logged with
+ * its split when past the deadman's bound (daemon_lateness.c). */
 void daemon_lateness_note(struct daemon *d, uint64_t due_ns, uint64_t now, uint64_t took_ns,
-			  uint64_t took_own_ns);
+			  uint64_t took_own_ns, const struct tick_split *split);
 /* Appends one object per CPU, each with its queue in order. cpu < 0: all. */
 int daemon_dump_queues(struct daemon *d, int cpu, cJSON *array);
 /* Applies changed tunables to the running scheduler. */

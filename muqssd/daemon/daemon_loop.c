@@ -384,7 +384,9 @@ static uint64_t tick_own_ns(const struct rusage *before, uint64_t took)
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
-	uint64_t now, bound = daemon_tick_bound_ns(d), next_ns, took;
+	uint64_t start = now_nsec(CLOCK_MONOTONIC), now, bound = daemon_tick_bound_ns(d);
+	uint64_t next_ns, took, upkept, read_end;
+	struct tick_split split;
 	struct rusage ru;
 	bool ru_ok = getrusage(RUSAGE_THREAD, &ru) == 0;
 
@@ -406,11 +408,17 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	upkept = now_nsec(CLOCK_MONOTONIC);
 	next_ns = loop_tick(d->loop, now);
-	took = now_nsec(CLOCK_MONOTONIC) - now;
+	took = now_nsec(CLOCK_MONOTONIC) - start;
+	read_end = loop_tick_read_end_ns(d->loop);
+	if (read_end < upkept)
+		read_end = upkept;
+	split = (struct tick_split){ now - start, upkept - now, read_end - upkept,
+				     start + took > read_end ? start + took - read_end : 0 };
 	/* The first tick is armed at 0: it is due when it runs. */
-	daemon_lateness_note(d, usec ? usec * 1000 : now, now, took,
-			     ru_ok ? tick_own_ns(&ru, took) : took);
+	daemon_lateness_note(d, usec ? usec * 1000 : start, start, took,
+			     ru_ok ? tick_own_ns(&ru, took) : took, &split);
 	now = now_nsec(CLOCK_MONOTONIC);
 	deadman_kick(d->deadman, now + next_ns + bound, "between ticks");
 	d->tick_due_ns = (now / 1000 + next_ns / 1000) * 1000;

@@ -135,6 +135,8 @@ void loop_restore_all(struct loop *l);
 /* One tick at now (CLOCK_MONOTONIC ns). Returns how long until the next
  * one should run, in ns. */
 uint64_t loop_tick(struct loop *l, uint64_t now);
+/* When the last tick's task reads ended: the time it decided on. */
+uint64_t loop_tick_read_end_ns(const struct loop *l);
 
 /* What a matching rule asks for a process (rules/). */
 struct loop_rule {

@@ -119,6 +119,11 @@ static void pick_all(struct loop *l, uint64_t now, bool *core_busy, bool *hogs)
 	}
 }
 
+uint64_t loop_tick_read_end_ns(const struct loop *l)
+{
+	return l->last_tick_ns;
+}
+
 uint64_t loop_tick(struct loop *l, uint64_t now)
 {
 	uint64_t dt = l->last_tick_ns ? now - l->last_tick_ns : l->tick_ns;

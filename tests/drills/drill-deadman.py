@@ -214,6 +214,10 @@ def iso_scene(scope, d):
     # late ticks here are held: with ISO hogs in SCHED_FIFO on both CPUs,
     # the kernel's fair server runs starved tasks above every RT thread.)
     assert st["over_bound"] - st["over_bound_held"] >= 1, f"the stall was counted as held: {st}"
+    # And it is listed, with when it ran and how long, as ours.
+    stalled = [o for o in st["recent_over"] if not o["held"] and o["own_us"] >= STALL_MS * 1000]
+    assert stalled and all(o["took_us"] >= STALL_MS * 1000 for o in stalled), \
+        f"the stall is not among the recent ticks: {st['recent_over']}"
     # Far below the stall it would otherwise wait out; the bench
     # measures it against the bound on a quiet machine.
     assert worst < STALL_MS / 3, f"the outside task waited {worst:.1f} ms"
