@@ -120,7 +120,7 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 	fields = rules_fields(d->rules);
 	s = (struct rule_subject){
 		.comm = tt->comm,
-		.exe = tracker_task_exe(tt),
+		.exe = rules_need_exe(d->rules) ? tracker_task_exe(tt) : NULL,
 		.uid = tt->uid,
 		.ancestors = ancestors,
 	};

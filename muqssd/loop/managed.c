@@ -24,7 +24,8 @@ static bool task_exempt(struct loop *l, const struct tracked_task *tt)
 	if (tt->policy == SCHED_FIFO || tt->policy == SCHED_RR || tt->policy == SCHED_DEADLINE)
 		return true;
 	return strv_fnmatch(l->config->exempt.comms, tt->comm) ||
-	       strv_fnmatch(l->config->exempt.exes, l->src.ops->exe(l->src.ctx, tt));
+	       (l->config->exempt.exes && l->config->exempt.exes[0] &&
+		strv_fnmatch(l->config->exempt.exes, l->src.ops->exe(l->src.ctx, tt)));
 }
 
 static void idle_list_update(struct loop *l, struct managed_task *m)

@@ -116,6 +116,9 @@ unsigned rules_fields(const struct rules *r);
 /* Whether some rule needs a command line: a cmdline or ancestor_cmdline
  * key, or a .exe name that only a Wine loader's arguments can show. */
 bool rules_need_cmdline(const struct rules *r);
+/* Some rule may need a process's exe to match: an exe glob, a comm past
+ * the kernel's 15 bytes, a Windows program's name. */
+bool rules_need_exe(const struct rules *r);
 /* Whether a process with this comm and cmdline (joined, or NULL) satisfies
  * some rule's ancestor keys: the caller keeps its cmdline for its
  * descendants. */

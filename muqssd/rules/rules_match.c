@@ -162,6 +162,19 @@ bool rules_need_cmdline(const struct rules *r)
 	       (r && r->windows_names);
 }
 
+bool rules_need_exe(const struct rules *r)
+{
+	if (!r)
+		return false;
+	if ((rules_fields(r) & RULE_MATCH_EXE) || r->windows_names)
+		return true;
+	/* A comm the kernel cut at 15 is matched by the exe's name. */
+	for (size_t i = 0; i < r->n_rules; i++)
+		if ((r->rules[i].match & RULE_MATCH_COMM) && strlen(r->rules[i].comm) > COMM_MAX)
+			return true;
+	return false;
+}
+
 bool rules_is_ancestor(const struct rules *r, const char *comm, const char *cmdline)
 {
 	for (size_t i = 0; r && i < r->n_rules; i++)

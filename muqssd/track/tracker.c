@@ -211,10 +211,10 @@ static struct tracked_proc *get_proc(struct tracker *t, pid_t tgid,
 	proc->tgid = tgid;
 	TAILQ_INIT(&proc->threads);
 	/* A forked child runs its parent's binary until it execs. */
-	if (origin && origin->exe)
+	if (origin && origin->exe) {
 		proc->exe = strdup(origin->exe);
-	else
-		(void)procfs_exe(tgid, &proc->exe);
+		proc->exe_read = proc->exe != NULL;
+	}
 	if (tidmap_put(&t->procs, tgid, proc) < 0) {
 		free(proc->exe);
 		free(proc);
@@ -356,7 +356,20 @@ int tracker_adopt(struct tracker *t, pid_t tid, bool defer)
 
 const char *tracker_task_exe(const struct tracked_task *task)
 {
-	return task->proc->exe;
+	struct tracked_proc *proc = task->proc;
+
+	if (!proc->exe_read) {
+		proc->exe_read = true;
+		(void)procfs_exe(proc->tgid, &proc->exe);
+	}
+	return proc->exe;
+}
+
+void tracker_forget_exe(struct tracked_proc *proc)
+{
+	free(proc->exe);
+	proc->exe = NULL;
+	proc->exe_read = false;
 }
 
 static void foreach_list(struct task_list *list, tracker_task_func_t fn, void *userdata)

@@ -175,7 +175,8 @@ void tracker_set_read_cmdline(struct tracker *t, bool on);
  * read taken on the loop). len gets its length. */
 const char *tracker_event_cmdline(const struct tracker *t, const struct tracked_task *task,
 				  size_t *len);
-/* The executable of the task's process; NULL when unknown. */
+/* The executable of the task's process, read on the first ask after each
+ * exec (a readlink of /proc); NULL when unreadable. */
 const char *tracker_task_exe(const struct tracked_task *task);
 /* Rereads state, nice, policy, last CPU (stat) and CPU and wait time
  * (schedstat), always both. Returns 0, or -ESRCH when the task is gone or

@@ -60,8 +60,8 @@ static cJSON *task_json(const struct tracked_task *task)
 	    !cJSON_AddNumberToObject(o, "euid", task->euid) ||
 	    !cJSON_AddNumberToObject(o, "gid", task->gid) ||
 	    !cJSON_AddStringToObject(o, "comm", task->comm) ||
-	    !(task->proc->exe ? cJSON_AddStringToObject(o, "exe", task->proc->exe)
-			      : cJSON_AddNullToObject(o, "exe")) ||
+	    !(tracker_task_exe(task) ? cJSON_AddStringToObject(o, "exe", tracker_task_exe(task))
+				     : cJSON_AddNullToObject(o, "exe")) ||
 	    !cJSON_AddStringToObject(o, "state", state) ||
 	    !cJSON_AddNumberToObject(o, "nice", task->nice) ||
 	    !cJSON_AddNumberToObject(o, "policy", task->policy) ||

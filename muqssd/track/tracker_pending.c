@@ -206,9 +206,7 @@ static void apply_exec(struct tracker *t, struct tracked_task *task,
 	tracker_apply_stat(task, st);
 	/* The loop may have boosted it, or stopped, since the read. */
 	tracker_read_policy(task);
-	free(task->proc->exe);
-	task->proc->exe = NULL;
-	(void)procfs_exe(task->tgid, &task->proc->exe);
+	tracker_forget_exe(task->proc);
 	/* It runs: back on the active list now, not at the next sweep. */
 	task->active_ns = now_nsec(CLOCK_MONOTONIC);
 	tracker_set_active(t, task, true);

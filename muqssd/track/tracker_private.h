@@ -59,6 +59,9 @@ TAILQ_HEAD(deferred_list, tracker_pending);
 struct tracked_proc {
 	pid_t tgid;
 	char *exe;
+	/* exe was looked up since its last exec (NULL then: unreadable).
+	 * Read on first use: most execs match no rule that needs it. */
+	bool exe_read;
 	size_t nthreads;
 	struct task_list threads;
 	/* The scan generation whose listing found the kernel's thread count
@@ -153,6 +156,8 @@ void tracker_remove(struct tracker *t, struct tracked_task *task);
  * it silently hid an exec whose event was lost from the next scan). */
 void tracker_apply_stat(struct tracked_task *task, const struct procfs_stat *st);
 void tracker_set_comm(struct tracked_task *task, const char *comm);
+/* At an exec: the next tracker_task_exe() reads it again. */
+void tracker_forget_exe(struct tracked_proc *proc);
 /* Is a process that is not yet in the table in scope? st is its leader's. */
 bool tracker_admits(struct tracker *t, pid_t tgid, const struct procfs_stat *st);
 /* The same test for a process not in the table, from its status, which

@@ -31,9 +31,7 @@ void tracker_verify_task(struct tracker *t, struct tracked_task *task, const str
 	if (renamed) {
 		tracker_set_comm(task, st->comm);
 		/* Only a poll or a lost event gets here: tell it like an exec. */
-		free(task->proc->exe);
-		task->proc->exe = NULL;
-		(void)procfs_exe(task->tgid, &task->proc->exe);
+		tracker_forget_exe(task->proc);
 		if (t->cb.task_exec)
 			t->cb.task_exec(task, t->userdata);
 	}

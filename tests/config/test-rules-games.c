@@ -104,6 +104,7 @@ static void test_ancestor_depth(void)
 	chain[RULES_ANCESTOR_MAX - 1].comm = "launcher";
 	CHECK(class_or_none(r, &s) == SCHED_CLASS_IDLEPRIO);
 	CHECK(!rules_need_cmdline(r));
+	CHECK(!rules_need_exe(r));
 	rules_free(r);
 	tmpdir_remove(dir);
 }
@@ -158,6 +159,7 @@ static void test_wine_rules(void)
 	/* Before its arguments are read, the loader needs them. */
 	CHECK(rules_lazy_fields(r, &s) == RULE_MATCH_CMDLINE);
 	CHECK(rules_need_cmdline(r));
+	CHECK(rules_need_exe(r));
 	s.wine_path = "Z:/home/u/games/game.EXE";
 	CHECK(rules_lazy_fields(r, &s) == 0);
 	CHECK(class_or_none(r, &s) == SCHED_CLASS_ISO);

@@ -399,6 +399,35 @@ static void test_lazy_fields(void)
 	tmpdir_remove(dir);
 }
 
+/* The exe is read (a readlink of /proc at each exec) only where a rule may
+ * need it: an exe glob, or a comm past the kernel's 15 bytes. */
+static void test_need_exe(void)
+{
+	static const struct {
+		const char *rules;
+		bool exe;
+	} cases[] = {
+		{ "comm=make class=batch\n", false },
+		{ "comm=make cmdline=-j2 class=batch\nuser=1000 class=batch\n", false },
+		{ "exe=/usr/bin/* class=batch\n", true },
+		{ "comm=tracker-miner-fs-3 class=idleprio\n", true },
+	};
+	const char *log;
+
+	CHECK(!rules_need_exe(NULL));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *dir = tmpdir_new();
+		struct rules *r;
+
+		free(write_file(dir, "10-exe.rules", cases[i].rules));
+		r = load(dir, &log);
+		CHECK(rules_bad_lines(r) == 0);
+		CHECK(rules_need_exe(r) == cases[i].exe);
+		rules_free(r);
+		tmpdir_remove(dir);
+	}
+}
+
 /* A community-sized set: how long one match takes. */
 /* Patterns glibc takes seconds or minutes to compile are refused with a
  * reason; useful ones pass. Every refused one here once hung the fuzzer
@@ -488,6 +517,7 @@ int main(void)
 	test_missing_dir_and_helpers();
 	test_shipped_rules();
 	test_lazy_fields();
+	test_need_exe();
 	test_regex_guard();
 	test_match_cost();
 	return CHECK_EXIT();
