@@ -248,10 +248,15 @@ static void deliver(struct sensor_bpf *b, const struct sensor_bpf_event *e)
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sensor_bpf *b = ctx;
+	struct sensor_bpf_event e;
 
-	if (size < sizeof(struct sensor_bpf_event))
+	if (size < SENSOR_BPF_EVENT_SHORT)
 		return 0;
-	deliver(b, data);
+	/* A short record has no filename: the copy's is empty. */
+	memcpy(&e, data, size < sizeof(e) ? size : sizeof(e));
+	if (size < sizeof(e))
+		e.filename[0] = '\0';
+	deliver(b, &e);
 	return ++b->count >= b->max ? BATCH_FULL : 0;
 }
 

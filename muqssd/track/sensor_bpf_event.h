@@ -50,9 +50,13 @@ struct sensor_bpf_event {
 	__u64 ns;		/* CLOCK_MONOTONIC */
 	__u64 cgroup_id;	/* of its cgroup v2 */
 	char comm[16];
-	char filename[SENSOR_BPF_FILENAME_MAX]; /* exec: as execve got it */
 	struct sensor_bpf_stat stat;
+	/* exec: as execve got it. Last, and only in an exec's record: the
+	 * others end before it, half the size (SENSOR_BPF_EVENT_SHORT). */
+	char filename[SENSOR_BPF_FILENAME_MAX];
 };
+
+#define SENSOR_BPF_EVENT_SHORT __builtin_offsetof(struct sensor_bpf_event, filename)
 
 /* A task's storage: its presence marks the task in scope (but with
  * scope_all, where every task has one). The credentials last seen, to
