@@ -221,6 +221,12 @@ static const struct loop_rule *rule_for(struct daemon *d, const struct tracked_t
 /* Brings the next tick forward to at_ns, if any: between ticks, up to
  * TICK_IDLE_NS, is too long for a task just queued or a load just
  * started. */
+/* The enforcer's proof of a new task's identity, from the bpf sensor. */
+static int pidfd_identity(void *ctx, int pidfd, uint64_t *ret_start, pid_t *ret_tgid)
+{
+	return tracker_pidfd_identity(ctx, pidfd, ret_start, ret_tgid);
+}
+
 static void pull_tick(struct daemon *d, uint64_t at_ns)
 {
 	uint64_t at = at_ns / 1000, now = now_usec(CLOCK_MONOTONIC), next;
@@ -516,6 +522,8 @@ int daemon_loop_start(struct daemon *d)
 	if (r < 0)
 		return log_error_errno(r, "cannot start the deadman thread: %m");
 	enforcer_set_deadman(d->enf, d->deadman);
+	if (d->tracker)
+		enforcer_set_identity_source(d->enf, pidfd_identity, d->tracker);
 	test_stall_setup(d);
 	/* Accuracy 1 us: sd-event's default of 250 ms would coalesce the tick away. */
 	r = sd_event_add_time(d->event, &d->tick, CLOCK_MONOTONIC, 0, 1, on_tick, d);

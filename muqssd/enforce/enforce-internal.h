@@ -38,6 +38,8 @@ struct enforcer {
 	enum enforce_refusal last_refusal;
 	size_t count;
 	struct deadman *deadman; /* NULL: no deadman */
+	enforce_identity_func_t identity_of; /* NULL: none */
+	void *identity_ctx;
 	struct enforce_task *buckets[ENFORCE_BUCKETS];
 };
 

@@ -85,6 +85,13 @@ bool enforce_slice_supported(const struct enforcer *e);
 /* Hands every boost and stop to d before it is made (deadman.h). */
 struct deadman;
 void enforcer_set_deadman(struct enforcer *e, struct deadman *d);
+/* A sensor's word on who a pidfd names: its start time (stat field 22,
+ * clock ticks) and process, 0; or -errno when it cannot say. With it the
+ * enforcer proves a new task's identity without reading stat, which
+ * costs three system calls and waits on a task mid-exec. */
+typedef int (*enforce_identity_func_t)(void *ctx, int pidfd, uint64_t *ret_start,
+				       pid_t *ret_tgid);
+void enforcer_set_identity_source(struct enforcer *e, enforce_identity_func_t fn, void *ctx);
 /* After a deadman trip: every boost and stop undone, for sure. */
 void enforcer_drop_all_boosts(struct enforcer *e);
 /* Number of tasks with a live record. */

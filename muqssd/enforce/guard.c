@@ -110,23 +110,54 @@ static int task_record_new(struct enforcer *e, const struct enforce_target *targ
  * pidfd first, then a read through the caller's /proc file of the task.
  * -EOPNOTSUPP without proof or thread pidfds (6.9): the caller reads
  * stat. */
-static int task_identify(const struct enforce_target *target, struct task_stat *st, int *ret_fd)
+void enforcer_set_identity_source(struct enforcer *e, enforce_identity_func_t fn, void *ctx)
+{
+	e->identity_of = fn;
+	e->identity_ctx = ctx;
+}
+
+/* The sensor's proof: the pidfd's task has the target's start time and
+ * process, so it is that task (a tid and a start time name one task a
+ * boot). It never tells one for a kernel thread. -EOPNOTSUPP when it
+ * cannot say, or says otherwise: stat is then read, the judge of record. */
+static int sensor_proof(struct enforcer *e, const struct enforce_target *target, int fd)
+{
+	uint64_t start;
+	pid_t tgid;
+
+	if (!e->identity_of || e->identity_of(e->identity_ctx, fd, &start, &tgid) < 0 ||
+	    start != target->start_time || tgid != target->tgid)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+static int task_identify(struct enforcer *e, const struct enforce_target *target,
+			 struct task_stat *st, int *ret_fd)
 {
 	struct sched_attr_v1 a;
-	bool kthread;
+	bool kthread = false;
 	pid_t tgid;
 	int fd, r;
 
-	if (!target->has_proof)
+	if (!target->has_proof && !e->identity_of)
 		return -EOPNOTSUPP;
 	fd = pidfd_open(target->tid, PIDFD_THREAD);
 	if (fd < 0)
 		return errno == ESRCH ? -ESRCH : -EOPNOTSUPP;
-	/* Read after the pidfd was taken: the task that owned tid when its
-	 * start time was checked still does, so the pidfd is of that task. */
-	r = task_status_pread(target->proof_fd, &tgid, &kthread);
-	if (r == 0 && tgid != target->tgid)
-		r = -ESRCH;
+	if (target->has_proof) {
+		/* Read after the pidfd was taken: the task that owned tid when
+		 * its start time was checked still does, so the pidfd is of
+		 * that task. */
+		r = task_status_pread(target->proof_fd, &tgid, &kthread);
+		if (r == 0 && tgid != target->tgid)
+			r = -ESRCH;
+	} else {
+		r = sensor_proof(e, target, fd);
+		if (r == -EOPNOTSUPP) {
+			close(fd);
+			return r;
+		}
+	}
 	if (r == 0)
 		r = sched_attr_get(target->tid, &a);
 	if (r < 0) {
@@ -188,7 +219,7 @@ int enforcer_task(struct enforcer *e, const struct enforce_target *target, bool 
 		*ret = t;
 		return 0;
 	}
-	r = task_identify(target, st, &pidfd);
+	r = task_identify(e, target, st, &pidfd);
 	if (r == -EOPNOTSUPP) {
 		/* The pidfd first: once stat shows the start time, it is of
 		 * this task. */

@@ -181,6 +181,15 @@ uint64_t sensor_lost(const struct sensor *s)
 	return 0;
 }
 
+int sensor_task_identity(struct sensor *s, int pidfd, uint64_t *ret_start, pid_t *ret_tgid)
+{
+#ifdef HAVE_BPF
+	if (s && s->bpf)
+		return sensor_bpf_task_identity(s->bpf, pidfd, ret_start, ret_tgid);
+#endif
+	return -EOPNOTSUPP;
+}
+
 int sensor_set_class(struct sensor *s, int pidfd, unsigned cls)
 {
 #ifdef HAVE_BPF

@@ -103,6 +103,11 @@ int sensor_task_pidfd(pid_t tid);
  * calls; a switch of the task between them may lose a count of its own
  * histogram, never add one. */
 int sensor_set_class(struct sensor *s, int pidfd, unsigned cls);
+/* The start time (stat's field 22, clock ticks) and process of the task
+ * pidfd refers to, as the kernel set them in its storage: 0; -ENODATA
+ * when it holds none (out of scope, not yet switched, a kernel thread);
+ * -EOPNOTSUPP without bpf. */
+int sensor_task_identity(struct sensor *s, int pidfd, uint64_t *ret_start, pid_t *ret_tgid);
 /* The task's histogram since it came in scope; errors as sensor_counters(). */
 int sensor_task_wake_hist(struct sensor *s, int pidfd, uint64_t ret[SENSOR_WAKE_BUCKETS]);
 /* Every class's histogram since the sensor opened, summed over the CPUs:

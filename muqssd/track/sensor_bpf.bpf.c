@@ -136,6 +136,8 @@ int BPF_PROG(muqss_fork, struct task_struct *parent, struct task_struct *child)
 		const struct cred *c = child->real_cred;
 
 		if (v) {
+			v->start_boottime = child->start_boottime;
+			v->tgid = pidns_tgid(child);
 			v->cred = (__u64)c;
 			v->uid = c->uid.val;
 			v->euid = c->euid.val;
@@ -161,9 +163,14 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(muqss_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
 	struct sensor_bpf_event *e;
+	struct sensor_bpf_task *v;
 
 	if (!in_scope(task))
 		return 0;
+	/* A thread that execs takes its leader's tid and start time. */
+	v = bpf_task_storage_get(&muqss_scope, task, 0, 0);
+	if (v)
+		v->start_boottime = task->start_boottime;
 	e = reserve(SENSOR_BPF_EXEC, task);
 	if (!e)
 		return 0;
@@ -241,9 +248,17 @@ static __always_inline void check_creds(struct sensor_bpf_task *v, struct task_s
  * otherwise only the tasks in scope have one. */
 static __always_inline struct sensor_bpf_task *task_of(struct task_struct *task)
 {
-	return bpf_task_storage_get(&muqss_scope, task, 0,
-				    scope_all && !(task->flags & PF_KTHREAD) ?
-				    BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	bool kthread = task->flags & PF_KTHREAD;
+	struct sensor_bpf_task *v;
+
+	v = bpf_task_storage_get(&muqss_scope, task, 0,
+				 scope_all && !kthread ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	/* Storage the daemon made (a seed, a class) learns it here. */
+	if (v && !v->start_boottime && !kthread) {
+		v->start_boottime = task->start_boottime;
+		v->tgid = pidns_tgid(task);
+	}
+	return v;
 }
 
 /* floor(log2(ns)), capped to the last bucket: no clz in BPF. */

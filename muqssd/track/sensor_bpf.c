@@ -357,6 +357,21 @@ _Static_assert(SENSOR_WAKE_BUCKETS == SENSOR_BPF_WAKE_BUCKETS, "one bucket count
 _Static_assert(SENSOR_WAKE_CLASSES == SENSOR_BPF_CLASSES, "one class count");
 _Static_assert(SENSOR_CLASS_IDLEPRIO == SENSOR_BPF_CLASS_IDLEPRIO, "one IDLEPRIO");
 
+int sensor_bpf_task_identity(struct sensor_bpf *b, int pidfd, uint64_t *ret_start,
+			     pid_t *ret_tgid)
+{
+	struct sensor_bpf_task v;
+
+	if (bpf_map_lookup_elem(b->fds.map[SENSOR_BPF_FD_SCOPE], &pidfd, &v) < 0)
+		return errno == ENOENT ? -ENODATA : -errno;
+	if (!v.start_boottime || !v.tgid)
+		return -ENODATA;
+	/* In clock ticks, as /proc/<tid>/stat shows it (deliver()). */
+	*ret_start = v.start_boottime / b->ns_per_tick;
+	*ret_tgid = (pid_t)v.tgid;
+	return 0;
+}
+
 int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create)
 {
 	int map = b->fds.map[SENSOR_BPF_FD_SCOPE];

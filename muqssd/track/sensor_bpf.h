@@ -33,6 +33,8 @@ int sensor_bpf_pidfd(pid_t tid);
 /* With create (scope_all), a task the kernel holds nothing for yet gets
  * its storage now. */
 int sensor_bpf_set_class(struct sensor_bpf *b, int pidfd, unsigned cls, bool create);
+int sensor_bpf_task_identity(struct sensor_bpf *b, int pidfd, uint64_t *ret_start,
+			     pid_t *ret_tgid);
 int sensor_bpf_task_wake_hist(struct sensor_bpf *b, int pidfd,
 			      uint64_t ret[SENSOR_WAKE_BUCKETS]);
 int sensor_bpf_class_wake_hists(struct sensor_bpf *b,

@@ -87,6 +87,13 @@ struct sensor_bpf_task {
 	 * threads hand the CPU to each other (low bits, only compared). */
 	__u32 sib_wakes;
 	__u32 wake_hist[SENSOR_BPF_WAKE_BUCKETS];
+	/* task->start_boottime and its process (as the daemon's namespace
+	 * numbers it), set in the kernel at its fork or first switch; 0
+	 * before, and always for a kernel thread. Proof that a pidfd names
+	 * the task an event named (sensor_task_identity). */
+	__u64 start_boottime;
+	__u32 tgid;
+	__u32 pad;
 };
 
 /* A class's wake latencies on one CPU (a per-CPU array, one per class). */

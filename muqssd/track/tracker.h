@@ -253,6 +253,8 @@ int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint6
  * picks the histogram its wake latencies go to; its children inherit it
  * in the kernel. 0, or -errno (-EOPNOTSUPP without bpf). */
 int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigned cls);
+/* sensor_task_identity() of the tracker's sensor. */
+int tracker_pidfd_identity(struct tracker *t, int pidfd, uint64_t *ret_start, pid_t *ret_tgid);
 /* Class cls's wake latency histogram over the last 5 s (sensor.h,
  * log2_hist.h): -EOPNOTSUPP without the bpf sensor. */
 int tracker_wake_window(const struct tracker *t, unsigned cls,

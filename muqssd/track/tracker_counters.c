@@ -95,6 +95,11 @@ int tracker_set_task_class(struct tracker *t, struct tracked_task *task, unsigne
 	return fd < 0 ? fd : sensor_set_class(t->sensor, fd, cls);
 }
 
+int tracker_pidfd_identity(struct tracker *t, int pidfd, uint64_t *ret_start, pid_t *ret_tgid)
+{
+	return sensor_task_identity(t->sensor, pidfd, ret_start, ret_tgid);
+}
+
 int tracker_refresh_counters(struct tracker *t, struct tracked_task *task, uint64_t now_ns)
 {
 	struct sensor_counters c;

@@ -125,6 +125,56 @@ static void test_reuse(struct enforcer *e)
 	child_kill(pid);
 }
 
+/* A sensor's word on who a pidfd names, as the daemon's bpf sensor gives
+ * it: here whatever the test says. */
+static uint64_t told_start;
+static pid_t told_tgid;
+static int told_r;
+
+static int fake_identity(void *ctx, int pidfd, uint64_t *ret_start, pid_t *ret_tgid)
+{
+	(void)ctx;
+	CHECK(pidfd >= 0);
+	*ret_start = told_start;
+	*ret_tgid = told_tgid;
+	return told_r;
+}
+
+/* The sensor's word proves a new task's identity in place of its stat;
+ * a word that does not match, or none, leaves it to stat. The target
+ * names the child's thread under another process, which a stat read
+ * (of /proc/TGID/task/TID) refuses: only the sensor's word takes it. */
+static void test_sensor_proof(struct enforcer *e)
+{
+	pid_t pid = child_spawn(false, 10);
+	struct enforce_target t = child_target(pid), other = t;
+
+	other.tgid = 4194000; /* no such process */
+	enforcer_set_identity_source(e, fake_identity, NULL);
+	told_start = t.start_time;
+	told_tgid = other.tgid;
+	told_r = 0;
+	CHECK(enforce_set_nice(e, &other, 2) == 0);
+	CHECK(getpriority(PRIO_PROCESS, (id_t)pid) == 2);
+	enforce_forget(e, pid);
+	CHECK(setpriority(PRIO_PROCESS, (id_t)pid, 0) == 0);
+	/* Another start time, or another process: stat decides, and refuses. */
+	told_start = t.start_time + 1;
+	CHECK(enforce_set_nice(e, &other, 2) == -ESRCH);
+	told_start = t.start_time;
+	told_tgid = other.tgid + 1;
+	CHECK(enforce_set_nice(e, &other, 2) == -ESRCH);
+	/* The sensor cannot say: stat decides. */
+	told_r = -ENODATA;
+	CHECK(enforce_set_nice(e, &other, 2) == -ESRCH);
+	CHECK(enforce_set_nice(e, &t, 2) == 0);
+	CHECK(enforce_release(e, &t) == 0);
+	CHECK(getpriority(PRIO_PROCESS, (id_t)pid) == 0);
+	CHECK(enforcer_count(e) == 0);
+	enforcer_set_identity_source(e, NULL, NULL);
+	child_kill(pid);
+}
+
 static void write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -262,6 +312,7 @@ int main(void)
 	REQUIRE(enforcer_new(&e, dir) == 0);
 	test_refusals(e);
 	test_reuse(e);
+	test_sensor_proof(e);
 	test_rt_group(e);
 	test_protect_self();
 	test_restart_restores(&e);
