@@ -25,6 +25,7 @@ struct enforce_task {
 	 * is set, while pinned; 0: none. */
 	int dm_boost, dm_stop, dm_slice, dm_pin;
 	int pidfd;	/* the thread's (PIDFD_THREAD), or -1 */
+	bool on_disk;	/* rec was written */
 };
 
 struct enforcer {

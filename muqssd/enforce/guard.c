@@ -272,7 +272,11 @@ int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, boo
 	if ((t->rec.changed & bits) == bits && !force)
 		return 0;
 	t->rec.changed |= bits;
-	r = state_write(e->dir_fd, &t->rec);
+	r = t->on_disk ? -EEXIST : state_write_new(e->dir_fd, &t->rec);
+	if (r == -EEXIST)
+		r = state_write(e->dir_fd, &t->rec);
+	if (r == 0)
+		t->on_disk = true;
 	if (r < 0)
 		/* No record, no change: that is what crash safety means. */
 		return log_error_errno(r, "cannot write the state record of task %d: %m",

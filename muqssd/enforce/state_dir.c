@@ -104,20 +104,18 @@ static int state_create(int dir_fd, const char *name)
 	return fd >= 0 ? fd : -errno;
 }
 
-int state_write(int dir_fd, const struct state_record *rec)
+/* Writes the record into fd and closes it. */
+static int write_close(int fd, const struct state_record *rec)
 {
-	char buf[STATE_RECORD_MAX], tmp[32], name[16];
+	char buf[STATE_RECORD_MAX];
 	ssize_t n;
-	int len, fd, r = 0;
+	int len, r = 0;
 
 	len = state_record_encode(rec, buf, sizeof(buf));
-	if (len < 0)
+	if (len < 0) {
+		close(fd);
 		return len;
-	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d", (int)rec->tid);
-	snprintf(name, sizeof(name), "%d", (int)rec->tid);
-	fd = state_create(dir_fd, tmp);
-	if (fd < 0)
-		return fd;
+	}
 	n = write(fd, buf, (size_t)len);
 	if (n < 0)
 		r = -errno;
@@ -125,10 +123,39 @@ int state_write(int dir_fd, const struct state_record *rec)
 		r = -EIO;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
+	return r;
+}
+
+int state_write(int dir_fd, const struct state_record *rec)
+{
+	char tmp[32], name[16];
+	int fd, r;
+
+	snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d", (int)rec->tid);
+	snprintf(name, sizeof(name), "%d", (int)rec->tid);
+	fd = state_create(dir_fd, tmp);
+	if (fd < 0)
+		return fd;
+	r = write_close(fd, rec);
 	if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)
 		r = -errno;
 	if (r < 0)
 		(void)unlinkat(dir_fd, tmp, 0);
+	return r;
+}
+
+int state_write_new(int dir_fd, const struct state_record *rec)
+{
+	char name[16];
+	int fd, r;
+
+	snprintf(name, sizeof(name), "%d", (int)rec->tid);
+	fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	r = write_close(fd, rec);
+	if (r < 0)
+		(void)unlinkat(dir_fd, name, 0);
 	return r;
 }
 

@@ -16,7 +16,14 @@ int state_dir_open(const char *state_dir, bool create, int *ret_fd);
 /* Exclusive, non-blocking: -EBUSY if a live muqssd holds the dir. */
 int state_dir_lock(int dir_fd);
 
+/* Written aside and renamed over the old record, so none is ever torn. */
 int state_write(int dir_fd, const struct state_record *r);
+/* A task's first record, written under its name at once: one system call
+ * less than state_write(), a third of the record's cost in an exec storm.
+ * A crash mid-write leaves a torn file that restore refuses, and the
+ * change it was for never came: a change waits for its record. -EEXIST
+ * when the name is taken. */
+int state_write_new(int dir_fd, const struct state_record *r);
 /* ENOENT is not an error. */
 int state_remove(int dir_fd, pid_t tid);
 /* Reads tasks/<name>. A symlink, a non-regular file, a file not ours or

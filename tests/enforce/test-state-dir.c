@@ -49,7 +49,10 @@ static void test_records(void)
 
 	CPU_ZERO(&r.affinity);
 	CPU_SET(0, &r.affinity);
-	CHECK(state_write(fd, &r) == 0);
+	/* A first record under its name at once; once there, rewritten aside. */
+	CHECK(state_write_new(fd, &r) == 0);
+	CHECK(state_read(fd, "99", &d) == 0 && d.nice == r.nice && d.tgid == 98);
+	CHECK(state_write_new(fd, &r) == -EEXIST);
 	r.nice = 4;
 	CHECK(state_write(fd, &r) == 0);
 	CHECK(state_read(fd, "99", &d) == 0 && d.nice == 4 && d.tgid == 98);
