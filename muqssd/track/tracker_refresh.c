@@ -357,16 +357,20 @@ static unsigned read_active(struct tracker *t, uint64_t now_ns, uint64_t until_n
 	bool end = !last;
 
 	for (task = TAILQ_FIRST(&t->active); task && !end; task = next) {
-		/* Each read is stamped when it is taken, not when the tick
-		 * began: a tick held up stamped later reads early, and the
-		 * next tick took a sleeper that had not run since for idle. */
-		uint64_t at = now_nsec(CLOCK_MONOTONIC);
+		uint64_t at;
 
 		next = TAILQ_NEXT(task, list_link);
 		end = task == last;
+		/* The other walk's: no clock read for it. */
+		if (task->hot != hot)
+			continue;
+		/* Each read is stamped when it is taken, not when the tick
+		 * began: a tick held up stamped later reads early, and the
+		 * next tick took a sleeper that had not run since for idle. */
+		at = now_nsec(CLOCK_MONOTONIC);
 		if (at < now_ns)
 			at = now_ns;
-		if (task->hot != hot || !read_due(task, at, cold_ns, slow_ns))
+		if (!read_due(task, at, cold_ns, slow_ns))
 			continue;
 		if (at >= until_ns) {
 			t->reads_carried++;
