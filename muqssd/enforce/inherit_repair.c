@@ -10,7 +10,10 @@
  * A task we unpinned lately speaks for the offspring born around that
  * unpin: a fork under way copied the pin, and a muqssd that died before
  * it read the fork left the child pinned.
- * Limit: a child its owner pinned to the very CPU we pinned the parent to
+ * After a crash, any CPU the record says we pinned the task to counts (a
+ * fork the dead muqssd never read may predate a move of the pin, or the
+ * deadman's unpin).
+ * Limit: a child its owner pinned to one CPU we pinned the parent to
  * (born while it was pinned, or around the unpin) is widened. */
 #include "inherit_repair.h"
 
@@ -46,10 +49,11 @@ struct inherit {
 	uint64_t start_time;
 	uint64_t since; /* start time from which a task may have inherited */
 	char uids[64];	/* the task's "Uid:" line: offspring must match it */
-	bool pinned;
+	bool pinned;	/* by us now, or the deadman undid our pin */
 	bool unpinned; /* lately: offspring born in [unpin_from, unpin_to] */
 	uint64_t unpin_from, unpin_to;
-	cpu_set_t pin, affinity;
+	cpu_set_t pins;	/* the one-CPU masks a child may have copied from it */
+	cpu_set_t affinity;
 	bool idled;
 	int policy;
 	bool sliced;
@@ -96,7 +100,9 @@ uint64_t inherit_since_ticks(uint64_t created_ns)
  * that what it forked may carry that too? Returns -ENOMEM only. */
 int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec, uint64_t since)
 {
+	bool crashed = !c->unpins_after_ns, narrower;
 	struct sched_attr_v1 a;
+	cpu_set_t cur;
 	struct inherit f = {
 		.tgid = rec->tgid, .tid = rec->tid, .start_time = rec->start_time,
 		.affinity = rec->affinity,
@@ -105,22 +111,35 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 
 	if (task_verify(rec->tgid, rec->tid, rec->start_time) < 0)
 		return 0;
-	/* Only a mask narrower than the original is one we may have set. */
+	/* Only a one-CPU mask narrower than the original is one we may have
+	 * set: the pin it has now, or the pin our last unpin ended. */
 	if ((rec->changed & STATE_CHANGED_AFFINITY) &&
-	    sched_getaffinity(rec->tid, sizeof(f.pin), &f.pin) == 0) {
+	    sched_getaffinity(rec->tid, sizeof(cur), &cur) == 0) {
 		cpu_set_t both;
 
-		CPU_AND(&both, &f.pin, &rec->affinity);
-		f.pinned = !CPU_EQUAL(&f.pin, &rec->affinity) && CPU_EQUAL(&both, &f.pin);
+		CPU_AND(&both, &cur, &rec->affinity);
+		narrower = CPU_EQUAL(&both, &cur) && !CPU_EQUAL(&cur, &rec->affinity);
+		if (narrower)
+			f.pins = cur;
+		/* After a crash, the original back on a pinned record: the
+		 * deadman undid our pin, which a child forked before carries. */
+		f.pinned = narrower || (crashed && CPU_EQUAL(&cur, &rec->affinity));
 	}
 	if (!f.pinned && rec->unpinned_ns && rec->unpinned_ns >= c->unpins_after_ns) {
 		f.unpinned = true;
-		f.pin = rec->unpinned_from;
 		f.unpin_from = inherit_since_ticks(rec->unpinned_ns > INHERIT_UNPIN_WINDOW_NS
 							   ? rec->unpinned_ns - INHERIT_UNPIN_WINDOW_NS
 							   : 0);
 		f.unpin_to = boottime_ticks(rec->unpinned_ns + INHERIT_UNPIN_WINDOW_NS) +
 			     INHERIT_SLACK_TICKS;
+		CPU_OR(&f.pins, &f.pins, &rec->unpinned_from);
+	}
+	/* A live muqssd read every fork but the last few, which copied the
+	 * pin of now. A dead one may have left forks unread from before it
+	 * moved the pin: any pin of the record's counts. */
+	if (crashed) {
+		CPU_OR(&f.pins, &f.pins, &rec->pinned_cpus);
+		CPU_OR(&f.pins, &f.pins, &rec->unpinned_from);
 	}
 	if ((rec->changed & STATE_CHANGED_POLICY) && sched_attr_get(rec->tid, &a) == 0) {
 		f.idled = rec->policy != SCHED_IDLE && a.sched_policy == SCHED_IDLE;
@@ -147,6 +166,18 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 	return 0;
 }
 
+/* One of the pins we gave the parent, and narrower than its own mask. */
+static bool pinned_by_us(const cpu_set_t *cur, const struct inherit *f)
+{
+	cpu_set_t both;
+
+	CPU_AND(&both, cur, &f->pins);
+	if (!CPU_EQUAL(&both, cur))
+		return false;
+	CPU_AND(&both, cur, &f->affinity);
+	return CPU_EQUAL(&both, cur) && !CPU_EQUAL(cur, &f->affinity);
+}
+
 /* One thread below a restored record: 1 if it got the parent's settings. */
 static int inherit_repair_one(const struct inherit_repair *c, const struct inherit *f, pid_t tgid,
 			      pid_t tid)
@@ -166,8 +197,8 @@ static int inherit_repair_one(const struct inherit_repair *c, const struct inher
 		return 0;
 	pin_copied = f->pinned || (f->unpinned && st.start_time >= f->unpin_from &&
 				   st.start_time <= f->unpin_to);
-	if (pin_copied && sched_getaffinity(tid, sizeof(cur), &cur) == 0 && CPU_EQUAL(&cur, &f->pin) &&
-	    task_verify(tgid, tid, st.start_time) == 0 &&
+	if (pin_copied && sched_getaffinity(tid, sizeof(cur), &cur) == 0 && CPU_COUNT(&cur) == 1 &&
+	    pinned_by_us(&cur, f) && task_verify(tgid, tid, st.start_time) == 0 &&
 	    sched_setaffinity(tid, sizeof(f->affinity), &f->affinity) == 0)
 		done = 1;
 	if ((f->idled || f->sliced) && sched_attr_get(tid, &a) == 0) {

@@ -42,7 +42,7 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 {
 	struct enforce_task *t;
 	struct task_stat st;
-	cpu_set_t want;
+	cpu_set_t want, pinned_before;
 	int r, wrote, slot = 0;
 
 	if (enforcer_no_room(e, target->tid, ENFORCE_ROOM_PIN))
@@ -58,9 +58,16 @@ int enforce_pin(struct enforcer *e, const struct enforce_target *target, const c
 		return -EINVAL;
 	if (t->pinned && CPU_EQUAL(&want, &t->pinned_to))
 		return 0;
-	r = enforcer_mark(e, t, STATE_CHANGED_AFFINITY, false);
-	if (r < 0)
+	/* A CPU new to the record is written before the pin, as the first
+	 * pin is: at most one write a CPU for the record's life. */
+	pinned_before = t->rec.pinned_cpus;
+	CPU_OR(&t->rec.pinned_cpus, &t->rec.pinned_cpus, &want);
+	r = enforcer_mark(e, t, STATE_CHANGED_AFFINITY,
+			  !CPU_EQUAL(&pinned_before, &t->rec.pinned_cpus));
+	if (r < 0) {
+		t->rec.pinned_cpus = pinned_before;
 		return r;
+	}
 	if (r > 0 || wrote > 0) {
 		r = enforce_task_check(t);
 		if (r < 0)

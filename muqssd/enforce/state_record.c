@@ -116,6 +116,17 @@ int state_record_encode(const struct state_record *r, char *buf, size_t size)
 			return -ENOBUFS;
 		n += (int)len;
 	}
+	if (CPU_COUNT(&r->pinned_cpus)) {
+		size_t len = (size_t)n;
+
+		n = cpulist_format(&r->pinned_cpus, cpus, sizeof(cpus));
+		if (n < 0)
+			return n;
+		n = snprintf(buf + len, size - len, "pinned_cpus=%s\n", cpus);
+		if (n < 0 || (size_t)n >= size - len)
+			return -ENOBUFS;
+		n += (int)len;
+	}
 	return n;
 }
 
@@ -220,6 +231,8 @@ static int decode_line(char *key, const char *v, struct state_record *r, unsigne
 	}
 	if (!strcmp(key, "unpinned_from"))
 		return cpulist_parse(v, &r->unpinned_from) < 0 ? -EBADMSG : 0;
+	if (!strcmp(key, "pinned_cpus"))
+		return cpulist_parse(v, &r->pinned_cpus) < 0 ? -EBADMSG : 0;
 	if (!strcmp(key, "slice_ns")) {
 		k = parse_ull(v, UINT64_MAX, &u);
 		r->slice_ns = u;

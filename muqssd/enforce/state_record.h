@@ -38,6 +38,10 @@ struct state_record {
 	 * that died before it read the fork left the child pinned. */
 	uint64_t unpinned_ns;
 	cpu_set_t unpinned_from;
+	/* Every CPU we pinned it to since created_ns (each pin is one CPU).
+	 * A child forked under a pin we moved since, or the deadman undid,
+	 * carries one of them with no record of its own. */
+	cpu_set_t pinned_cpus;
 
 	/* /proc/sys/kernel/random/boot_id when written: a pid and start time
 	 * name a task only within one boot. "" in records of an older muqssd. */

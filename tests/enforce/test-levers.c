@@ -340,6 +340,44 @@ static void test_crash_after_unpin(void)
 	child_kill(p);
 }
 
+/* We pin a task to CPU 0, it forks, and before we read the fork we move
+ * the pin to CPU 1 (the loop does, at a wake-up), or the deadman puts
+ * the task's own mask back; then we die. The child carries a pin the
+ * parent no longer has: the record's pinned CPUs let a restart find it. */
+static void test_crash_after_pin_left(bool moved)
+{
+	char crash_dir[128];
+	pid_t p = child_spawn_forker(10), kid;
+	struct enforce_target tp = child_target(p);
+	cpu_set_t all = mask_of(p), zero = cpus(0, -1), one = cpus(1, -1), got;
+	struct enforcer *e;
+
+	if (CPU_COUNT(&all) < 2) {
+		fprintf(stderr, "skip crash after a pin left: one CPU\n");
+		child_kill(p);
+		return;
+	}
+	snprintf(crash_dir, sizeof(crash_dir), "%s/crash-%s", dir, moved ? "moved" : "undone");
+	REQUIRE(enforcer_new(&e, crash_dir) == 0);
+	CHECK(enforce_pin(e, &tp, &zero) == 0);
+	usleep(50 * 1000);
+	kid = child_fork_grandchild(p);
+	if (moved)
+		CHECK(enforce_pin(e, &tp, &one) == 0);
+	else /* as the deadman's trip does, behind the enforcer's back */
+		CHECK(sched_setaffinity(p, sizeof(all), &all) == 0);
+	got = mask_of(kid);
+	CHECK(CPU_EQUAL(&got, &zero));
+	enforcer_free(e); /* a crash: the records stay */
+	REQUIRE(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
+	got = mask_of(p);
+	CHECK(CPU_EQUAL(&got, &all));
+	got = mask_of(kid);
+	CHECK(CPU_EQUAL(&got, &all));
+	enforcer_free(e);
+	child_kill(p);
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -418,6 +456,8 @@ int main(void)
 	test_restore_all(e);
 	test_restore_all_offspring(e);
 	test_crash_after_unpin();
+	test_crash_after_pin_left(true);
+	test_crash_after_pin_left(false);
 	test_unboost_while_forking(e);
 	test_cost(e);
 	enforcer_free(e);

@@ -62,6 +62,15 @@ static void test_roundtrip(void)
 	REQUIRE(state_record_encode(&r, buf, sizeof(buf)) > 0);
 	REQUIRE(state_record_decode(buf, &d) == 0);
 	CHECK(d.unpinned_ns == r.unpinned_ns && CPU_EQUAL(&d.unpinned_from, &r.unpinned_from));
+	CHECK(CPU_COUNT(&d.pinned_cpus) == 0);
+	/* Every CPU we pinned it to. */
+	CPU_ZERO(&r.pinned_cpus);
+	CPU_SET(1, &r.pinned_cpus);
+	CPU_SET(3, &r.pinned_cpus);
+	REQUIRE(state_record_encode(&r, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "pinned_cpus=1,3\n") != NULL);
+	REQUIRE(state_record_decode(buf, &d) == 0);
+	CHECK(CPU_EQUAL(&d.pinned_cpus, &r.pinned_cpus));
 }
 
 static void test_malformed(void)
