@@ -171,6 +171,51 @@ def records_left(state_dir):
         return []
 
 
+def read_records(state_dir):
+    """The state records as the dead daemon left them, by tid: kept to
+    tell, after a failure, what the restore had to go on."""
+    out = {}
+    for name in records_left(state_dir):
+        try:
+            with open(os.path.join(state_dir, "tasks", name), "rb") as f:
+                out[int(name)] = f.read().decode(errors="replace").split()
+        except OSError:
+            pass
+    return out
+
+
+def lineage(tid):
+    """ppid and start time (clock ticks) of tid, or None."""
+    try:
+        with open(f"/proc/{tid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def explain(scope, affinity, records):
+    """What the restore knew of each thread left pinned: its parent, their
+    start times and masks, and the records naming either."""
+    lines = []
+    for t in sorted(scope_changes(scope, affinity)["pinned"]):
+        me = lineage(t)
+        parent = me[0] if me else None
+        try:
+            pmask = sorted(os.sched_getaffinity(parent)) if parent else None
+        except OSError:
+            pmask = None
+        lines.append(f"  {t}: argv {argv_of(t)} ppid/start {me}; parent {parent} argv "
+                     f"{argv_of(parent) if parent else None} start "
+                     f"{lineage(parent)[1] if parent and lineage(parent) else None} mask {pmask}")
+        for who in (t, parent):
+            if who in records:
+                lines.append(f"    record {who}: {' '.join(records[who])}")
+    with open("/proc/uptime") as f:
+        lines.append(f"  uptime {f.read().split()[0]} s, {os.sysconf('SC_CLK_TCK')} ticks/s")
+    return "\n".join(lines)
+
+
 def run_round(n, rng, scope, roles, orig, totals, daemons):
     how = "restore" if n % 2 == 0 else "restart"
     delay = rng.uniform(0.2, 2.0)
@@ -185,6 +230,7 @@ def run_round(n, rng, scope, roles, orig, totals, daemons):
     # Let the shell fork under the dead daemon's pin: what no record names.
     time.sleep(0.1)
     orphans = {t for t in scope_changes(scope, affinity)["pinned"] if t not in affinity}
+    records = read_records(d.state)
     if how == "restore":
         d.restore()
     else:
@@ -196,7 +242,12 @@ def run_round(n, rng, scope, roles, orig, totals, daemons):
     what = f"round {n} ({how})"
     # Slices too: a restarted daemon gives a child the slice of its parent's
     # owner back before it records the child (undo_inherited).
-    assert_restored(scope, orig, what, slices=True)
+    try:
+        assert_restored(scope, orig, what, slices=True)
+    except AssertionError:
+        print(f"{what}: left pinned, and what the restore had:\n"
+              f"{explain(scope, affinity, records)}", flush=True)
+        raise
     assert_alive(roles, what)
     left = records_left(d.state)
     assert not left, f"{what}: state records left: {left}"
