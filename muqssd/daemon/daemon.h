@@ -59,6 +59,8 @@ struct daemon {
 	struct control_server *control;	   /* daemon_control.c */
 	struct rtkit_server *rtkit;	   /* daemon_rtkit.c */
 	struct rules *rules;
+	unsigned rules_fields;		   /* of rules, kept: asked at every exec */
+	bool rules_need_exe;
 	struct launcher *launchers;	   /* daemon_launchers.c */
 	size_t n_launchers;
 

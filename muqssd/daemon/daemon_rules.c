@@ -27,6 +27,8 @@ void daemon_rules_set(struct daemon *d, struct rules *r)
 {
 	rules_free(d->rules);
 	d->rules = r;
+	d->rules_fields = rules_fields(r);
+	d->rules_need_exe = rules_need_exe(r);
 	/* Off the loop, with the stat of each new program. */
 	if (d->tracker)
 		tracker_set_read_cmdline(d->tracker, rules_need_cmdline(r));
@@ -117,10 +119,10 @@ const struct rule *daemon_rules_match(struct daemon *d, const struct tracked_tas
 
 	if (!d->rules || tt->tid != tt->tgid)
 		return NULL;
-	fields = rules_fields(d->rules);
+	fields = d->rules_fields;
 	s = (struct rule_subject){
 		.comm = tt->comm,
-		.exe = rules_need_exe(d->rules) ? tracker_task_exe(tt) : NULL,
+		.exe = d->rules_need_exe ? tracker_task_exe(tt) : NULL,
 		.uid = tt->uid,
 		.ancestors = ancestors,
 	};

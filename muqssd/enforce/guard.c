@@ -272,7 +272,10 @@ int enforcer_mark(struct enforcer *e, struct enforce_task *t, unsigned bits, boo
 	if ((t->rec.changed & bits) == bits && !force)
 		return 0;
 	t->rec.changed |= bits;
-	r = t->on_disk ? -EEXIST : state_write_new(e->dir_fd, &t->rec);
+	/* A stale file of a dead tid by that number is replaced as a rewrite. */
+	r = -EEXIST;
+	if (!t->on_disk)
+		r = state_write_new(e->dir_fd, &t->rec);
 	if (r == -EEXIST)
 		r = state_write(e->dir_fd, &t->rec);
 	if (r == 0)
