@@ -85,6 +85,30 @@ def compare(med, runs=()):
     return med
 
 
+def bpf_markdown(med):
+    """The bpf sensor's programs, where a run counted them (the build row):
+    their own CPU, charged to the tasks they trace, median of the runs."""
+    rows = []
+    for cell, cfgs in med.items():
+        for cfg in CONFIGS:
+            m = cfgs.get(cfg) or {}
+            if m.get("bpf_cpu_pct") is None:
+                continue
+            progs = sorted(k.split(".", 1)[1] for k in m if k.startswith("bpf_pct."))
+            rows.append(f"| {cell} | {cfg} | {fmt(m['bpf_cpu_pct'], 3)} | "
+                        + ", ".join(f"{p} {fmt(m[f'bpf_pct.{p}'], 3)} "
+                                    f"({fmt(m.get(f'bpf_ns_per_run.{p}'), 0)} ns)" for p in progs)
+                        + " |")
+    if not rows:
+        return []
+    return ["", "## The bpf sensor's programs", "",
+            "`kernel.bpf_stats_enabled=1` over the window: the programs' run time as % of one "
+            "CPU (in the traced tasks, so inside the throughput above), and per program the "
+            "mean time a run.", "",
+            "| workload | configuration | all programs % | per program % (ns a run) |",
+            "|---|---|---:|---|"] + rows
+
+
 def fmt(v, digits=1, scale=1.0):
     return "–" if v is None else f"{v * scale:.{digits}f}"
 
@@ -185,6 +209,7 @@ def markdown(meta, med, iso, scaling, watch=None):
                      f"{with_worst(m, 'throughput')} | {fmt(m.get('daemon_cpu_pct'), 2)}"
                      + (f" ({fmt(m['daemon_cpu_pct_worst'], 2)})" if m.get('daemon_cpu_pct_worst')
                         is not None else "") + f" | {m.get('verdict', '')} |")
+    L += bpf_markdown(med)
     losses = [(cell, cfg, m["verdict"]) for cell, cfgs in med.items() for cfg, m in cfgs.items()
               if cfg.startswith("muqssd") and "worse" in m.get("verdict", "")]
     L += ["", "## Where muqssd loses to stock", ""]

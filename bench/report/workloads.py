@@ -139,4 +139,12 @@ def figures(r, d):
     if r.get("_daemon_cpu_s") is not None:
         f["daemon_cpu_s"] = r["_daemon_cpu_s"]
         f["daemon_cpu_pct"] = 100 * r["_daemon_cpu_s"] / d
+    # The sensor's programs run in the traced tasks: their time is in the
+    # throughput already, and shown apart here (% of one CPU).
+    progs = r.get("_bpf_progs")
+    if progs:
+        f["bpf_cpu_pct"] = 100 * sum(ns for ns, _ in progs.values()) / (d * 1e9)
+        for name, (ns, cnt) in progs.items():
+            f[f"bpf_pct.{name}"] = 100 * ns / (d * 1e9)
+            f[f"bpf_ns_per_run.{name}"] = ns / cnt if cnt else 0.0
     return f

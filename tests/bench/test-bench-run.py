@@ -82,6 +82,13 @@ def main():
                      "What watching costs", "Exec storm"):
             if want not in md:
                 sys.exit(f"latest.md lacks {want!r}")
+        # The build row on the bpf sensor counts its programs' own time.
+        if os.path.exists(os.path.join(BUILD, "muqssd/track/sensor_bpf.skel.h")):
+            got = [r for r in res["runs"] if r["cell"] == "build" and r["config"] == "muqssd"]
+            if not got or any(r.get("bpf_cpu_pct") is None for r in got):
+                sys.exit(f"build muqssd: no bpf program figures: {got}")
+            if "The bpf sensor's programs" not in md:
+                sys.exit("latest.md lacks the bpf programs' table")
         pngs = [n for n in os.listdir(out) if n.endswith(".png")]
         for want in ("missed.png", "iso-share.png", "daemon-cpu.png"):
             if want not in pngs:
