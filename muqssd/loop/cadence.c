@@ -78,10 +78,11 @@ uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		      uint64_t queued_slice_ns)
 {
 	l->tick_ns = next_tick_ns(l, now, core_busy, hogs, queued_slice_ns);
-	if (l->tick_ns <= TICK_BUSY_MAX_NS || l->tick_ns == TICK_IDLE_NS || l->tick_ns == TICK_QUIET_NS)
+	if (l->tick_ns <= TICK_BUSY_MAX_NS || !l->new_work)
 		l->pull_ns = TICK_ACTIVE_NS;
 	else
-		l->pull_ns = l->pull_ns * 2 < TICK_BUSY_MAX_NS ? l->pull_ns * 2 : TICK_BUSY_MAX_NS;
+		l->pull_ns = l->pull_ns * 2 < TICK_HOGS_NS ? l->pull_ns * 2 : TICK_HOGS_NS;
+	l->new_work = false;
 	return l->tick_ns;
 }
 
@@ -89,8 +90,10 @@ uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
  * start of a load: a task started beside hogs would meet them in the fair
  * class until the calm tick saw them. Not in a swarm, whose tick is slow
  * on purpose, nor while the tick is busy anyway. */
-uint64_t cadence_pull(const struct loop *l, const struct managed_task *m)
+uint64_t cadence_pull(struct loop *l, const struct managed_task *m)
 {
-	return m && m->adopted && !m->exempt && !l->swarm && l->tick_ns > TICK_BUSY_MAX_NS ?
-		       l->last_tick_ns + l->pull_ns : 0;
+	if (!m || !m->adopted || m->exempt || l->swarm || l->tick_ns <= TICK_BUSY_MAX_NS)
+		return 0;
+	l->new_work = true;
+	return l->last_tick_ns + l->pull_ns;
 }

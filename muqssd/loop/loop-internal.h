@@ -173,10 +173,12 @@ struct loop {
 	uint64_t tick_ns;
 	uint64_t last_tick_ns;
 	/* How soon after the last tick new work brings the next one: doubled
-	 * by each calm tick (nothing for the core to order), up to
-	 * TICK_BUSY_MAX_NS, so a stream of short processes does not pull a
-	 * tick each; back to TICK_ACTIVE_NS once the loop is idle or busy. */
+	 * by each calm tick that new work pulled (nothing for the core to
+	 * order), up to TICK_HOGS_NS, so a stream of short processes does
+	 * not pull a tick each, even when each is gone by the tick it pulled;
+	 * back to TICK_ACTIVE_NS after a tick with no new work, or a busy one. */
 	uint64_t pull_ns;
+	bool new_work;		/* something pulled the tick since the last one */
 	uint64_t iso_carry_ns;
 	int nr_cpus;
 	bool *resched;		/* per CPU, this tick */
@@ -268,7 +270,7 @@ uint64_t cadence_read_max_ns(uint64_t dt);
 uint64_t cadence_next(struct loop *l, uint64_t now, bool core_busy, bool hogs,
 		      uint64_t queued_slice_ns);
 /* When new work m brings the next tick, or 0: no sooner than planned. */
-uint64_t cadence_pull(const struct loop *l, const struct managed_task *m);
+uint64_t cadence_pull(struct loop *l, const struct managed_task *m);
 
 /* levers.c: the levers for one task, with their failures logged once. */
 void managed_boost(struct loop *l, struct managed_task *m, int prio);

@@ -376,8 +376,10 @@ static void test_swarm_not_yet_run(void)
 
 /* A load that starts while the tick is calm (50 ms apart) is seen at once:
  * each new task, at its fork or exec, brings the tick forward. A stream of
- * short processes (a configure script) finds no contention, and pulls the
- * tick a little later each time, up to TICK_BUSY_MAX_NS after the last.
+ * short processes (a configure script, an exec storm) finds no contention,
+ * and pulls the tick a little later each time, up to TICK_HOGS_NS after
+ * the last; a tick with no new work before it starts again from
+ * TICK_ACTIVE_NS.
  * Not while the tick is busy anyway, nor in a swarm, whose slow tick is
  * on purpose, nor for a task we never touch. */
 static void test_new_work_pulls_calm_tick(void)
@@ -417,14 +419,20 @@ static void test_new_work_pulls_calm_tick(void)
 		fk_set_state(&fk, 300 + i, 'R', 100);
 		at = loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now);
 		CHECK(at > fk.loop->last_tick_ns);
-		CHECK(at <= fk.loop->last_tick_ns + TICK_BUSY_MAX_NS);
+		CHECK(at <= fk.loop->last_tick_ns + TICK_HOGS_NS);
 		gap = at - fk.loop->last_tick_ns;
 		/* Gone before the tick, as /bin/true is (0.5 ms). */
 		loop_task_exit(fk.loop, &t->tt);
 		fk_remove(&fk, 300 + i);
 		fk_tick(&fk, at > fk.now ? at - fk.now : 1 * MS);
 	}
-	CHECK_EQ(gap, TICK_BUSY_MAX_NS);
+	CHECK_EQ(gap, TICK_HOGS_NS);
+	/* A tick with nothing new, then new work: pulled soon again. */
+	fk_tick(&fk, TICK_HOGS_NS);
+	t = fk_add(&fk, 400, 400, 100, "true");
+	t->tt.state = 'R';
+	at = loop_task_new(fk.loop, &t->tt, NULL, fk.now, fk.now);
+	CHECK(at && at <= fk.loop->last_tick_ns + TICK_ACTIVE_NS);
 	fk_done(&fk);
 
 	/* Busy: a sleeper beside three hogs, the tick is short already. */
