@@ -96,6 +96,15 @@ uint64_t inherit_since_ticks(uint64_t created_ns)
 	return ticks > INHERIT_SLACK_TICKS ? ticks - INHERIT_SLACK_TICKS : 0;
 }
 
+/* a is a subset of b. */
+static bool mask_within(const cpu_set_t *a, const cpu_set_t *b)
+{
+	cpu_set_t both;
+
+	CPU_AND(&both, a, b);
+	return CPU_EQUAL(&both, a);
+}
+
 /* Before the task is put back: was it pinned, idled or sliced by us, so
  * that what it forked may carry that too? Returns -ENOMEM only. */
 int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec, uint64_t since)
@@ -115,10 +124,7 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 	 * set: the pin it has now, or the pin our last unpin ended. */
 	if ((rec->changed & STATE_CHANGED_AFFINITY) &&
 	    sched_getaffinity(rec->tid, sizeof(cur), &cur) == 0) {
-		cpu_set_t both;
-
-		CPU_AND(&both, &cur, &rec->affinity);
-		narrower = CPU_EQUAL(&both, &cur) && !CPU_EQUAL(&cur, &rec->affinity);
+		narrower = mask_within(&cur, &rec->affinity) && !CPU_EQUAL(&cur, &rec->affinity);
 		if (narrower)
 			f.pins = cur;
 		/* After a crash, the original back on a pinned record: the
@@ -132,15 +138,15 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 							   : 0);
 		f.unpin_to = boottime_ticks(rec->unpinned_ns + INHERIT_UNPIN_WINDOW_NS) +
 			     INHERIT_SLACK_TICKS;
-		CPU_OR(&f.pins, &f.pins, &rec->unpinned_from);
 	}
 	/* A live muqssd read every fork but the last few, which copied the
 	 * pin of now. A dead one may have left forks unread from before it
-	 * moved the pin: any pin of the record's counts. */
-	if (crashed) {
-		CPU_OR(&f.pins, &f.pins, &rec->pinned_cpus);
+	 * moved the pin: any pin of the record's counts (an older record's
+	 * only the last unpin's). */
+	if (f.unpinned || crashed)
 		CPU_OR(&f.pins, &f.pins, &rec->unpinned_from);
-	}
+	if (crashed)
+		CPU_OR(&f.pins, &f.pins, &rec->pinned_cpus);
 	if ((rec->changed & STATE_CHANGED_POLICY) && sched_attr_get(rec->tid, &a) == 0) {
 		f.idled = rec->policy != SCHED_IDLE && a.sched_policy == SCHED_IDLE;
 		/* A boosted task reports no slice: then we cannot tell ours. */
@@ -166,16 +172,11 @@ int inherit_repair_note(struct inherit_repair *c, const struct state_record *rec
 	return 0;
 }
 
-/* One of the pins we gave the parent, and narrower than its own mask. */
+/* One CPU of the pins we gave the parent, and narrower than its own mask. */
 static bool pinned_by_us(const cpu_set_t *cur, const struct inherit *f)
 {
-	cpu_set_t both;
-
-	CPU_AND(&both, cur, &f->pins);
-	if (!CPU_EQUAL(&both, cur))
-		return false;
-	CPU_AND(&both, cur, &f->affinity);
-	return CPU_EQUAL(&both, cur) && !CPU_EQUAL(cur, &f->affinity);
+	return CPU_COUNT(cur) == 1 && mask_within(cur, &f->pins) &&
+	       mask_within(cur, &f->affinity) && !CPU_EQUAL(cur, &f->affinity);
 }
 
 /* One thread below a restored record: 1 if it got the parent's settings. */
@@ -197,7 +198,7 @@ static int inherit_repair_one(const struct inherit_repair *c, const struct inher
 		return 0;
 	pin_copied = f->pinned || (f->unpinned && st.start_time >= f->unpin_from &&
 				   st.start_time <= f->unpin_to);
-	if (pin_copied && sched_getaffinity(tid, sizeof(cur), &cur) == 0 && CPU_COUNT(&cur) == 1 &&
+	if (pin_copied && sched_getaffinity(tid, sizeof(cur), &cur) == 0 &&
 	    pinned_by_us(&cur, f) && task_verify(tgid, tid, st.start_time) == 0 &&
 	    sched_setaffinity(tid, sizeof(f->affinity), &f->affinity) == 0)
 		done = 1;

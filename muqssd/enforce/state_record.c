@@ -74,6 +74,20 @@ int cpulist_parse(const char *s, cpu_set_t *ret)
 	}
 }
 
+/* Appends "key=cpulist\n" at buf + len; returns the new length, or -errno. */
+static int append_cpus(char *buf, size_t size, size_t len, const char *key, const cpu_set_t *set)
+{
+	char cpus[STATE_RECORD_MAX / 2];
+	int n = cpulist_format(set, cpus, sizeof(cpus));
+
+	if (n < 0)
+		return n;
+	n = snprintf(buf + len, size - len, "%s=%s\n", key, cpus);
+	if (n < 0 || (size_t)n >= size - len)
+		return -ENOBUFS;
+	return (int)(len + (size_t)n);
+}
+
 int state_record_encode(const struct state_record *r, char *buf, size_t size)
 {
 	char cpus[STATE_RECORD_MAX / 2];
@@ -107,26 +121,16 @@ int state_record_encode(const struct state_record *r, char *buf, size_t size)
 	if (r->unpinned_ns) {
 		size_t len = (size_t)n;
 
-		n = cpulist_format(&r->unpinned_from, cpus, sizeof(cpus));
-		if (n < 0)
-			return n;
-		n = snprintf(buf + len, size - len, "unpinned_ns=%llu\nunpinned_from=%s\n",
-			     (unsigned long long)r->unpinned_ns, cpus);
+		n = snprintf(buf + len, size - len, "unpinned_ns=%llu\n",
+			     (unsigned long long)r->unpinned_ns);
 		if (n < 0 || (size_t)n >= size - len)
 			return -ENOBUFS;
-		n += (int)len;
-	}
-	if (CPU_COUNT(&r->pinned_cpus)) {
-		size_t len = (size_t)n;
-
-		n = cpulist_format(&r->pinned_cpus, cpus, sizeof(cpus));
+		n = append_cpus(buf, size, len + (size_t)n, "unpinned_from", &r->unpinned_from);
 		if (n < 0)
 			return n;
-		n = snprintf(buf + len, size - len, "pinned_cpus=%s\n", cpus);
-		if (n < 0 || (size_t)n >= size - len)
-			return -ENOBUFS;
-		n += (int)len;
 	}
+	if (CPU_COUNT(&r->pinned_cpus))
+		n = append_cpus(buf, size, (size_t)n, "pinned_cpus", &r->pinned_cpus);
 	return n;
 }
 
