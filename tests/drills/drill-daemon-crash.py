@@ -39,13 +39,19 @@ def argv_of(pid):
         return []
 
 
-def parent_name(pid):
+def lineage(tid):
+    """ppid and start time (clock ticks) of tid, or None."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-        return os.path.basename((argv_of(ppid) or [""])[0])
-    except (OSError, ValueError):
-        return ""
+        with open(f"/proc/{tid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def parent_name(pid):
+    me = lineage(pid)
+    return os.path.basename((argv_of(me[0]) or [""])[0]) if me else ""
 
 
 def started_tasks(scope):
@@ -184,16 +190,6 @@ def read_records(state_dir):
     return out
 
 
-def lineage(tid):
-    """ppid and start time (clock ticks) of tid, or None."""
-    try:
-        with open(f"/proc/{tid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        return int(fields[1]), int(fields[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 def explain(scope, affinity, records):
     """What the restore knew of each thread left pinned: its parent, their
     start times and masks, and the records naming either."""
@@ -201,13 +197,14 @@ def explain(scope, affinity, records):
     for t in sorted(scope_changes(scope, affinity)["pinned"]):
         me = lineage(t)
         parent = me[0] if me else None
+        up = lineage(parent) if parent else None
         try:
             pmask = sorted(os.sched_getaffinity(parent)) if parent else None
         except OSError:
             pmask = None
         lines.append(f"  {t}: argv {argv_of(t)} ppid/start {me}; parent {parent} argv "
-                     f"{argv_of(parent) if parent else None} start "
-                     f"{lineage(parent)[1] if parent and lineage(parent) else None} mask {pmask}")
+                     f"{argv_of(parent) if parent else None} start {up[1] if up else None} "
+                     f"mask {pmask}")
         for who in (t, parent):
             if who in records:
                 lines.append(f"    record {who}: {' '.join(records[who])}")
@@ -291,8 +288,10 @@ def write_record(state_dir, tid, start):
 
 
 def start_time(pid):
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        return int(f.read().rsplit(b")", 1)[1].split()[19])
+    me = lineage(pid)
+    if not me:
+        raise AssertionError(f"repair check: {pid} is gone")
+    return me[1]
 
 
 def repair_check(tmp):

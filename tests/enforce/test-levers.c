@@ -302,6 +302,13 @@ static void test_restore_all_offspring(struct enforcer *e)
 	child_kill(p);
 }
 
+/* A crash (the records stay) and a restart, which restores from them. */
+static void crash_and_restart(struct enforcer **e, const char *state_dir)
+{
+	enforcer_free(*e);
+	REQUIRE(enforcer_new(e, state_dir) == 0);
+}
+
 /* We pin a task, it forks, we unpin it, and we die before we read that
  * fork (no tracker here, so never): the child carries the pin, the
  * parent's record no pin. A restarted muqssd finds it from the record's
@@ -330,8 +337,7 @@ static void test_crash_after_unpin(void)
 	CHECK(enforce_unpin(e, &tp) == 0);
 	got = mask_of(kid);
 	CHECK(CPU_EQUAL(&got, &zero));
-	enforcer_free(e); /* a crash: the records stay */
-	REQUIRE(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
+	crash_and_restart(&e, crash_dir);
 	got = mask_of(kid);
 	CHECK(CPU_EQUAL(&got, &all));
 	got = mask_of(old_kid);
@@ -368,8 +374,7 @@ static void test_crash_after_pin_left(bool moved)
 		CHECK(sched_setaffinity(p, sizeof(all), &all) == 0);
 	got = mask_of(kid);
 	CHECK(CPU_EQUAL(&got, &zero));
-	enforcer_free(e); /* a crash: the records stay */
-	REQUIRE(enforcer_new(&e, crash_dir) == 0); /* the restart restores */
+	crash_and_restart(&e, crash_dir);
 	got = mask_of(p);
 	CHECK(CPU_EQUAL(&got, &all));
 	got = mask_of(kid);
